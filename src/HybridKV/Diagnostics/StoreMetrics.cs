@@ -1,0 +1,33 @@
+using System.Diagnostics.Metrics;
+using HybridKV.Index;
+using HybridKV.Log;
+
+namespace HybridKV.Diagnostics;
+
+/// <summary>
+/// Observable instruments under the meter <see cref="MeterName"/>. All are read when a listener collects, so they
+/// cost nothing on the operation path.
+/// </summary>
+internal sealed class StoreMetrics : IDisposable
+{
+    /// <summary>The name of the meter every store publishes to.</summary>
+    public const string MeterName = "HybridKV";
+
+    private readonly Meter _meter;
+
+    public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions)
+    {
+        _meter = new Meter(MeterName);
+        _meter.CreateObservableGauge("hybridkv.log.tail_address", () => log.TailAddress, "By",
+            "The next logical address the log allocates.");
+        _meter.CreateObservableGauge("hybridkv.log.read_only_address", () => log.ReadOnlyAddress, "By",
+            "Records below this address are no longer updated in place.");
+        _meter.CreateObservableGauge("hybridkv.log.memory_used", () => (long)log.AllocatedFrameCount * log.PageSize,
+            "By", "Page frame memory allocated by the log.");
+        _meter.CreateObservableGauge("hybridkv.index.overflow_buckets", () => index.OverflowBucketCount, "{bucket}",
+            "Overflow buckets allocated by the hash index.");
+        _meter.CreateObservableGauge("hybridkv.sessions.open", openSessions, "{session}", "Open sessions.");
+    }
+
+    public void Dispose() => _meter.Dispose();
+}

@@ -1,0 +1,238 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using System.Runtime.InteropServices;
+
+namespace HybridKV.Epochs;
+
+/// <summary>
+/// The epoch protection framework of FASTER §2.3–2.4 (and CPR §3): a shared current epoch, a table with one cache line
+/// per participant, and a drain list of trigger actions that run exactly once, after the epoch they were bumped at is
+/// safe.
+/// </summary>
+/// <remarks>
+/// Participants are sessions, not OS threads: a session owns a row for its lifetime and is protected only for the
+/// synchronous stretch of one operation (<see cref="Protect"/> … <see cref="Unprotect"/>), so a session can move
+/// between threads across an <c>await</c>. When every row is taken, <see cref="TryAcquireEntry"/> fails and the caller
+/// reports a clear error; the table never grows, because growing it would race with the scans that compute the safe
+/// epoch.
+/// </remarks>
+internal sealed partial class LightEpoch : IDisposable
+{
+    internal const int CacheLineBytes = 64;
+
+    /// <summary>The local epoch of a row whose participant is not inside protected code.</summary>
+    internal const long Unprotected = 0;
+
+    private const long FirstEpoch = 1;
+
+    // A managed array, so that a session touching its row after the store was disposed never writes freed memory.
+    // Rows are 128 bytes apart: two rows never share a cache line (or an adjacent-line prefetch pair) whatever
+    // alignment the array gets.
+    private readonly EpochEntry[] _table;
+    private readonly int _capacity;
+
+    // The shared current epoch E, alone on its cache line: every Protect reads it.
+    private PaddedInt64 _currentEpoch;
+
+    // E_s: the largest epoch known to be safe. Invariant (FASTER §2.3): for every protected row, E_s < E_T <= E.
+    private long _safeEpoch;
+
+    // One past the highest row ever claimed; scans stop here instead of walking the whole table.
+    private int _highWaterMark;
+
+    private bool _disposed;
+
+    /// <summary>Creates an epoch table with room for <paramref name="capacity"/> participants.</summary>
+    public LightEpoch(int capacity)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(capacity, 1);
+        _capacity = capacity;
+        _table = new EpochEntry[capacity];
+        _currentEpoch.Value = FirstEpoch;
+        _safeEpoch = FirstEpoch - 1;
+        _drainList = new DrainItem[DrainListCapacity];
+        for (int i = 0; i < _drainList.Length; i++)
+        {
+            _drainList[i].Epoch = DrainItem.Free;
+        }
+    }
+
+    /// <summary>The number of rows in the table.</summary>
+    public int Capacity => _capacity;
+
+    /// <summary>The shared current epoch E.</summary>
+    public long CurrentEpoch => Volatile.Read(ref _currentEpoch.Value);
+
+    /// <summary>The largest epoch that every protected participant has moved past (E_s).</summary>
+    public long SafeEpoch => Volatile.Read(ref _safeEpoch);
+
+    /// <summary>Claims a free row for a new participant (FASTER's Acquire, minus the protection itself).</summary>
+    /// <returns><see langword="false"/> when every row is taken.</returns>
+    public bool TryAcquireEntry(out int entry)
+    {
+        ObjectDisposedException.ThrowIf(_disposed, this);
+        for (int i = 0; i < _capacity; i++)
+        {
+            if (Volatile.Read(ref _table[i].Owned) == 0 && Interlocked.CompareExchange(ref _table[i].Owned, 1, 0) == 0)
+            {
+                _table[i].LocalEpoch = Unprotected;
+                RaiseHighWaterMark(i + 1);
+                entry = i;
+                return true;
+            }
+        }
+
+        entry = -1;
+        return false;
+    }
+
+    /// <summary>Gives a row back (FASTER's Release). The participant must not be protected.</summary>
+    public void ReleaseEntry(int entry)
+    {
+        CheckEntry(entry);
+        Volatile.Write(ref _table[entry].LocalEpoch, Unprotected);
+        Volatile.Write(ref _table[entry].Owned, 0);
+        if (HasPendingActions)
+        {
+            TryDrain();
+        }
+    }
+
+    /// <summary>
+    /// Enters protected code: sets E_T to the current epoch. Until <see cref="Unprotect"/> or <see cref="Refresh"/>,
+    /// no action bumped at or after that epoch runs, so memory and offsets observed here stay valid.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Protect(int entry)
+    {
+        CheckEntry(entry);
+        // A full fence: the store must be visible before this participant reads any shared state, or a concurrent
+        // scan could miss it and run an action (for example, freeing a page) that this participant still depends on.
+        Interlocked.Exchange(ref _table[entry].LocalEpoch, CurrentEpoch);
+    }
+
+    /// <summary>Leaves protected code, first running any trigger actions that became safe.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Unprotect(int entry)
+    {
+        CheckEntry(entry);
+        if (HasPendingActions)
+        {
+            Refresh(entry);
+        }
+
+        Volatile.Write(ref _table[entry].LocalEpoch, Unprotected);
+    }
+
+    /// <summary>Whether the participant holding <paramref name="entry"/> is inside protected code.</summary>
+    public bool IsProtected(int entry)
+    {
+        CheckEntry(entry);
+        return Volatile.Read(ref _table[entry].LocalEpoch) != Unprotected;
+    }
+
+    /// <summary>
+    /// Moves a protected participant to the current epoch, recomputes the safe epoch and runs the actions that became
+    /// safe (FASTER's Refresh). Everything the participant observed before the call may be invalid after it.
+    /// </summary>
+    public void Refresh(int entry)
+    {
+        CheckEntry(entry);
+        Debug.Assert(IsProtected(entry), "Refresh is for protected participants.");
+        // Moving forward needs no fence: it only lets actions run later than they could have.
+        Volatile.Write(ref _table[entry].LocalEpoch, CurrentEpoch);
+        if (HasPendingActions)
+        {
+            TryDrain();
+        }
+    }
+
+    /// <summary>Whether any protected participant is in the table (used to quiesce before disposal).</summary>
+    public bool AnyProtected()
+    {
+        int limit = Volatile.Read(ref _highWaterMark);
+        for (int i = 0; i < limit; i++)
+        {
+            if (Volatile.Read(ref _table[i].LocalEpoch) != Unprotected)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
+    /// <summary>
+    /// Recomputes E_s as one less than the oldest local epoch of any protected participant, or E - 1 when none is.
+    /// </summary>
+    private long ComputeNewSafeEpoch()
+    {
+        long oldest = CurrentEpoch;
+        int limit = Volatile.Read(ref _highWaterMark);
+        for (int i = 0; i < limit; i++)
+        {
+            long local = Volatile.Read(ref _table[i].LocalEpoch);
+            if (local != Unprotected && local < oldest)
+            {
+                oldest = local;
+            }
+        }
+
+        long safe = oldest - 1;
+        long seen = Volatile.Read(ref _safeEpoch);
+        while (safe > seen)
+        {
+            long observed = Interlocked.CompareExchange(ref _safeEpoch, safe, seen);
+            if (observed == seen)
+            {
+                return safe;
+            }
+
+            seen = observed;
+        }
+
+        return seen;
+    }
+
+    private void RaiseHighWaterMark(int candidate)
+    {
+        int seen = Volatile.Read(ref _highWaterMark);
+        while (candidate > seen)
+        {
+            int observed = Interlocked.CompareExchange(ref _highWaterMark, candidate, seen);
+            if (observed == seen)
+            {
+                return;
+            }
+
+            seen = observed;
+        }
+    }
+
+    [Conditional("DEBUG")]
+    private void CheckEntry(int entry)
+    {
+        Debug.Assert((uint)entry < (uint)_capacity, "Epoch entry out of range.");
+        Debug.Assert(_table[entry].Owned == 1, "Epoch entry is not owned.");
+    }
+
+    /// <summary>Runs every action still waiting (no participant may be protected any more) and frees the table.</summary>
+    public void Dispose()
+    {
+        if (_disposed)
+        {
+            return;
+        }
+
+        Debug.Assert(!AnyProtected(), "Disposing an epoch table while a participant is protected.");
+        TryDrain();
+        _disposed = true;
+    }
+
+    [StructLayout(LayoutKind.Explicit, Size = 2 * CacheLineBytes)]
+    private struct PaddedInt64
+    {
+        [FieldOffset(CacheLineBytes)]
+        public long Value;
+    }
+}

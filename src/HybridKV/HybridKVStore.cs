@@ -1,0 +1,130 @@
+using HybridKV.Diagnostics;
+using HybridKV.Log;
+using HybridKV.Operations;
+using HybridKV.Sessions;
+using HybridKV.Utilities;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace HybridKV;
+
+/// <summary>
+/// A concurrent key-value store: a latch-free hash index over a HybridLog whose newest part is updated in place
+/// (FASTER). Operations go through sessions (<see cref="NewSession"/>); the user's read and update logic is the
+/// functions struct <typeparamref name="TFunctions"/>, bound statically.
+/// </summary>
+/// <remarks>
+/// This version keeps the whole log in memory, within <see cref="StoreSettings.MemorySizeBytes"/>; an operation that
+/// needs a record beyond that budget throws <see cref="LogFullException"/> and changes nothing.
+/// Dispose the store after its sessions have finished their operations: <see cref="Dispose"/> waits for operations
+/// in progress, and later calls on any session throw <see cref="ObjectDisposedException"/>.
+/// </remarks>
+/// <typeparam name="TKey">The key type, any unmanaged struct.</typeparam>
+/// <typeparam name="TValue">The value type, any unmanaged struct.</typeparam>
+/// <typeparam name="TInput">What reads and RMWs pass to the callbacks.</typeparam>
+/// <typeparam name="TOutput">What reads produce.</typeparam>
+/// <typeparam name="TContext">User state handed back to completion callbacks.</typeparam>
+/// <typeparam name="TFunctions">The callbacks, as a struct.</typeparam>
+public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
+    where TKey : unmanaged
+    where TValue : unmanaged
+    where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
+{
+    private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
+    private readonly StoreMetrics _metrics;
+    private readonly ILogger _logger;
+    private int _openSessions;
+    private int _disposed;
+
+    /// <summary>Creates an empty store.</summary>
+    /// <param name="settings">Sizes and tuning; validated here.</param>
+    /// <param name="functions">The callbacks (for a stateless struct, <c>default</c>).</param>
+    /// <exception cref="ArgumentOutOfRangeException">A setting is invalid, or a record does not fit in a page.</exception>
+    public HybridKVStore(StoreSettings settings, TFunctions functions = default)
+    {
+        ArgumentNullException.ThrowIfNull(settings);
+        settings.Validate();
+        int recordSize = LogRecord<TKey, TValue>.Size;
+        if (recordSize > settings.PageSize)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(settings),
+                settings.PageSizeBits,
+                $"A record of this store takes {recordSize} bytes, more than a page of {settings.PageSize} bytes: " +
+                $"raise {nameof(StoreSettings.PageSizeBits)} to at least {Math.Max(StoreSettings.MinPageSizeBits,
+                    64 - long.LeadingZeroCount(recordSize - 1))}.");
+        }
+
+        Settings = settings;
+        Functions = functions;
+        _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(settings, functions);
+        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => Volatile.Read(ref _openSessions));
+        _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
+        StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
+            settings.MutablePages, recordSize);
+    }
+
+    /// <summary>The settings the store was created with.</summary>
+    public StoreSettings Settings { get; }
+
+    /// <summary>The callbacks, as given to the constructor.</summary>
+    internal TFunctions Functions { get; }
+
+    /// <summary>The next logical address the log will allocate: how much log has been written.</summary>
+    public long TailAddress => _engine.Log.TailAddress;
+
+    /// <summary>Records below this address are read-only: updates copy them to the tail.</summary>
+    public long ReadOnlyAddress => _engine.Log.ReadOnlyAddress;
+
+    /// <summary>The number of sessions currently open.</summary>
+    public int OpenSessionCount => Volatile.Read(ref _openSessions);
+
+    internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+    internal StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> Engine => _engine;
+
+    /// <summary>Starts a session: a logical thread of operations.</summary>
+    /// <exception cref="InvalidOperationException"><see cref="StoreSettings.MaxSessions"/> sessions are open.</exception>
+    /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
+    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession()
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        if (!_engine.Epoch.TryAcquireEntry(out int entry))
+        {
+            ThrowHelper.ThrowTooManySessions(Settings.MaxSessions);
+        }
+
+        Interlocked.Increment(ref _openSessions);
+        return new Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>(this, _engine, entry);
+    }
+
+    internal void OnSessionDisposed() => Interlocked.Decrement(ref _openSessions);
+
+    /// <summary>
+    /// Waits for operations in progress to leave the store, then frees its memory. Sessions stay objects that throw
+    /// <see cref="ObjectDisposedException"/>; disposing them afterwards is harmless.
+    /// </summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        // Every session checks the flag after protecting itself, so once no session is protected none can touch the
+        // index or the log again.
+        var spinner = new SpinWait();
+        while (_engine.Epoch.AnyProtected())
+        {
+            spinner.SpinOnce();
+        }
+
+        StoreLog.StoreDisposed(_logger, _engine.Log.TailAddress);
+        _metrics.Dispose();
+        _engine.Dispose();
+    }
+}

@@ -1,0 +1,46 @@
+namespace HybridKV;
+
+/// <summary>
+/// The user's read and update logic (FASTER appendix E). The store is generic over a <em>struct</em> implementing
+/// this interface, so the JIT binds and inlines every callback; nothing here is called through an interface at run
+/// time.
+/// </summary>
+/// <remarks>
+/// "Single" callbacks get exclusive access to the value they write or read. "Concurrent" callbacks and
+/// <see cref="InPlaceUpdater"/> work on a value in the mutable region that other threads may read or update at the
+/// same time: the implementation handles that (for example with <see cref="Interlocked"/> operations).
+/// </remarks>
+/// <typeparam name="TKey">The key type.</typeparam>
+/// <typeparam name="TValue">The value type.</typeparam>
+/// <typeparam name="TInput">What a read or RMW passes in (for example an increment).</typeparam>
+/// <typeparam name="TOutput">What a read produces from the value.</typeparam>
+/// <typeparam name="TContext">User state handed back to completion callbacks.</typeparam>
+public interface IFunctions<TKey, TValue, TInput, TOutput, TContext> : IKeyComparer<TKey>
+{
+    /// <summary>Reads a value that no thread is updating (a read-only record).</summary>
+    void SingleReader(in TKey key, in TInput input, in TValue value, ref TOutput output);
+
+    /// <summary>Reads a value that other threads may be updating in place.</summary>
+    void ConcurrentReader(in TKey key, in TInput input, in TValue value, ref TOutput output);
+
+    /// <summary>Writes an upserted value into a new record, with exclusive access.</summary>
+    void SingleWriter(in TKey key, in TValue source, ref TValue destination);
+
+    /// <summary>Overwrites a value in place, concurrently with other readers and writers.</summary>
+    void ConcurrentWriter(in TKey key, in TValue source, ref TValue destination);
+
+    /// <summary>Creates the value of a key that does not exist yet, for an RMW, with exclusive access.</summary>
+    void InitialUpdater(in TKey key, in TInput input, ref TValue value);
+
+    /// <summary>Updates a value in place for an RMW, concurrently with other readers and updaters.</summary>
+    void InPlaceUpdater(in TKey key, in TInput input, ref TValue value);
+
+    /// <summary>Writes the updated copy of a read-only value into a new record, with exclusive access.</summary>
+    void CopyUpdater(in TKey key, in TInput input, in TValue oldValue, ref TValue newValue);
+
+    /// <summary>Reports the end of a read that returned <see cref="Status.Pending"/>.</summary>
+    void ReadCompletionCallback(in TKey key, in TInput input, in TOutput output, TContext context, Status status);
+
+    /// <summary>Reports the end of an RMW that returned <see cref="Status.Pending"/>.</summary>
+    void RMWCompletionCallback(in TKey key, in TInput input, TContext context, Status status);
+}

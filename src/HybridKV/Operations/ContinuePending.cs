@@ -1,0 +1,22 @@
+namespace HybridKV.Operations;
+
+/// <summary>Retrying a parked operation from the start of its algorithm, as CompletePending does.</summary>
+internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+{
+    /// <summary>Runs one more attempt of a pending operation, retrying lost CAS races at once.</summary>
+    public OperationStatus ContinuePending(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
+    {
+        OperationStatus status;
+        do
+        {
+            status = operation.Kind switch
+            {
+                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, epochEntry),
+                _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output),
+            };
+        }
+        while (status == OperationStatus.RetryNow);
+
+        return status;
+    }
+}

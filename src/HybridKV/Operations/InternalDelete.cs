@@ -1,0 +1,45 @@
+using System.Runtime.CompilerServices;
+using HybridKV.Index;
+using HybridKV.Log;
+
+namespace HybridKV.Operations;
+
+/// <summary>Delete: a tombstone, in place in the mutable region, appended below it (FASTER §4 and §5.3).</summary>
+internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+{
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public OperationStatus InternalDelete(in TKey key, int epochEntry)
+    {
+        if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
+        {
+            return OperationStatus.NotFound;
+        }
+
+        LogView view = Log.GetView();
+        long address = TraceBackForKey(in key, slot.Address, view.HeadAddress);
+        LogRegion region = view.Classify(address);
+        if (region == LogRegion.None)
+        {
+            return OperationStatus.NotFound;
+        }
+
+        if (region != LogRegion.OnStorage)
+        {
+            LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+            if (record.Header.Tombstone)
+            {
+                return OperationStatus.NotFound;
+            }
+
+            if (region == LogRegion.Mutable)
+            {
+                record.Header.SetTombstone();
+                return OperationStatus.Success;
+            }
+        }
+
+        // Like an upsert, a delete is blind: it shadows the older record with a tombstone at the tail.
+        LogRecord<TKey, TValue> tombstone = AppendRecord(in key, slot.Address, tombstone: true, epochEntry, out long newAddress);
+        return LinkRecord(ref slot, newAddress, tombstone);
+    }
+}

@@ -1,0 +1,76 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using HybridKV.Index;
+using HybridKV.Log;
+using HybridKV.Utilities;
+
+namespace HybridKV.Operations;
+
+/// <summary>Steps shared by the operations: hashing, tracing a chain, appending and linking a record.</summary>
+internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+{
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private KeyHash HashOf(in TKey key) => new(_functions.GetHashCode64(in key));
+
+    /// <summary>
+    /// Follows the hash chain from <paramref name="address"/> to the newest record of <paramref name="key"/>, stopping
+    /// at the first address below <paramref name="minAddress"/> (FASTER's trace_back_until). Returns the record's
+    /// address, or the first address below the limit if the key has no record above it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long TraceBackForKey(in TKey key, long address, long minAddress)
+    {
+        while (address >= minAddress)
+        {
+            LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+            if (!record.Header.Invalid && _functions.KeyEquals(in key, in record.Key))
+            {
+                return address;
+            }
+
+            address = record.Header.PreviousAddress;
+        }
+
+        return address;
+    }
+
+    /// <summary>
+    /// Reserves a record at the tail and writes its header and key; the caller writes the value and then links it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private LogRecord<TKey, TValue> AppendRecord(
+        in TKey key, long previousAddress, bool tombstone, int epochEntry, out long address)
+    {
+        if (!Log.TryAllocate(RecordSize, epochEntry, out address))
+        {
+            ThrowHelper.ThrowLogFull(_settings.MemorySizeBytes, Log.PageSize, Log.TailAddress);
+        }
+
+        LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+        record.Key = key;
+        record.Header = RecordHeader.Create(previousAddress, _version, tombstone);
+        return record;
+    }
+
+    /// <summary>
+    /// Makes a new record the head of its chain with a CAS on the index entry. If another thread changed the entry
+    /// first, the record is marked invalid (it is in no chain) and the operation starts over (FASTER Alg. 3, 17–19).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static OperationStatus LinkRecord(ref IndexSlot slot, long address, LogRecord<TKey, TValue> record)
+    {
+        Debug.Assert(record.Header.PreviousAddress == slot.Address, "A record links to the entry it was built on.");
+        if (HashIndex.TryUpdateEntry(ref slot, address))
+        {
+            return OperationStatus.Success;
+        }
+
+        record.Header.SetInvalid();
+        return OperationStatus.RetryNow;
+    }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static OperationStatus StorageNotConfigured() =>
+        throw new InvalidOperationException(
+            "A record lies below the head address, but this store keeps its whole log in memory. This is a bug.");
+}

@@ -1,0 +1,17 @@
+namespace HybridKV;
+
+/// <summary>The outcome of one operation.</summary>
+public enum Status : byte
+{
+    /// <summary>The operation completed: a read found the key, or an update or delete was applied.</summary>
+    Ok = 0,
+
+    /// <summary>The key does not exist (a read, or a delete of a key that was not there).</summary>
+    NotFound = 1,
+
+    /// <summary>
+    /// The operation could not complete now and was queued on the session; it completes in
+    /// <c>CompletePending</c>, which reports its final status to the completion callback.
+    /// </summary>
+    Pending = 2,
+}

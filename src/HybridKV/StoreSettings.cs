@@ -1,0 +1,121 @@
+using System.Numerics;
+using Microsoft.Extensions.Logging;
+
+namespace HybridKV;
+
+/// <summary>
+/// How a store is sized and tuned. Every property has a sensible default; <see cref="Validate"/> (called by the store's
+/// constructor) rejects each invalid value with an <see cref="ArgumentOutOfRangeException"/> that names the setting
+/// and its allowed range.
+/// </summary>
+public sealed record StoreSettings
+{
+    /// <summary>The smallest allowed <see cref="IndexBuckets"/>.</summary>
+    public const long MinIndexBuckets = 1;
+
+    /// <summary>The largest allowed <see cref="IndexBuckets"/> (64 GiB of buckets).</summary>
+    public const long MaxIndexBuckets = 1L << 30;
+
+    /// <summary>The smallest allowed <see cref="PageSizeBits"/> (512-byte pages).</summary>
+    public const int MinPageSizeBits = 9;
+
+    /// <summary>The largest allowed <see cref="PageSizeBits"/> (1 GiB pages).</summary>
+    public const int MaxPageSizeBits = 30;
+
+    /// <summary>The largest allowed <see cref="MemorySizeBytes"/> (1 TiB).</summary>
+    public const long MaxMemorySizeBytes = 1L << 40;
+
+    /// <summary>The largest allowed <see cref="MaxSessions"/>.</summary>
+    public const int MaxMaxSessions = 1 << 16;
+
+    /// <summary>
+    /// The number of 64-byte hash buckets, each holding up to seven hash chains before it overflows; a power of two
+    /// from <see cref="MinIndexBuckets"/> to <see cref="MaxIndexBuckets"/>. Default 2^16 (4 MiB). Size it at about
+    /// (number of keys) / 4 for short chains.
+    /// </summary>
+    public long IndexBuckets { get; init; } = 1L << 16;
+
+    /// <summary>
+    /// log2 of the log's page size, from <see cref="MinPageSizeBits"/> to <see cref="MaxPageSizeBits"/>. Default 22
+    /// (4 MiB pages). A record must fit in one page.
+    /// </summary>
+    public int PageSizeBits { get; init; } = 22;
+
+    /// <summary>
+    /// The memory the log may use for page frames: a power of two of at least two pages and at most
+    /// <see cref="MaxMemorySizeBytes"/>. Default 256 MiB.
+    /// </summary>
+    public long MemorySizeBytes { get; init; } = 1L << 28;
+
+    /// <summary>
+    /// The fraction of the in-memory log that is updated in place (the rest is the read-only region, FASTER §6.4);
+    /// greater than 0 and at most 1. Default 0.9. At least one page is always mutable.
+    /// </summary>
+    public double MutableFraction { get; init; } = 0.9;
+
+    /// <summary>
+    /// The most sessions open at once (the size of the epoch table), from 1 to <see cref="MaxMaxSessions"/>.
+    /// Default 128.
+    /// </summary>
+    public int MaxSessions { get; init; } = 128;
+
+    /// <summary>Where the store logs; <see langword="null"/> for no logging.</summary>
+    public ILoggerFactory? LoggerFactory { get; init; }
+
+    /// <summary>The log's page size in bytes.</summary>
+    public int PageSize => 1 << PageSizeBits;
+
+    /// <summary>The number of page frames in memory.</summary>
+    public int BufferPages => (int)(MemorySizeBytes >> PageSizeBits);
+
+    /// <summary>The number of newest pages updated in place.</summary>
+    public int MutablePages => Math.Clamp((int)(BufferPages * MutableFraction), 1, BufferPages);
+
+    /// <summary>Checks every setting.</summary>
+    /// <exception cref="ArgumentOutOfRangeException">A setting is outside its allowed range.</exception>
+    public void Validate()
+    {
+        if (IndexBuckets < MinIndexBuckets || IndexBuckets > MaxIndexBuckets || !BitOperations.IsPow2(IndexBuckets))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(IndexBuckets),
+                IndexBuckets,
+                $"{nameof(IndexBuckets)} must be a power of two from {MinIndexBuckets} to {MaxIndexBuckets}.");
+        }
+
+        if (PageSizeBits < MinPageSizeBits || PageSizeBits > MaxPageSizeBits)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(PageSizeBits),
+                PageSizeBits,
+                $"{nameof(PageSizeBits)} must be from {MinPageSizeBits} to {MaxPageSizeBits} " +
+                $"(pages of {1 << MinPageSizeBits} bytes to {1 << MaxPageSizeBits} bytes).");
+        }
+
+        long minMemory = 2L << PageSizeBits;
+        if (MemorySizeBytes < minMemory || MemorySizeBytes > MaxMemorySizeBytes || !BitOperations.IsPow2(MemorySizeBytes))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(MemorySizeBytes),
+                MemorySizeBytes,
+                $"{nameof(MemorySizeBytes)} must be a power of two from {minMemory} (two pages of 2^{PageSizeBits} " +
+                $"bytes) to {MaxMemorySizeBytes}.");
+        }
+
+        if (!(MutableFraction > 0 && MutableFraction <= 1))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(MutableFraction),
+                MutableFraction,
+                $"{nameof(MutableFraction)} must be greater than 0 and at most 1.");
+        }
+
+        if (MaxSessions < 1 || MaxSessions > MaxMaxSessions)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(MaxSessions),
+                MaxSessions,
+                $"{nameof(MaxSessions)} must be from 1 to {MaxMaxSessions}.");
+        }
+    }
+}

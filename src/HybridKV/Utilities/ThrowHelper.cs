@@ -1,0 +1,24 @@
+using System.Diagnostics.CodeAnalysis;
+
+namespace HybridKV.Utilities;
+
+/// <summary>Throw paths kept out of hot methods so that those stay small enough to inline.</summary>
+internal static class ThrowHelper
+{
+    [DoesNotReturn]
+    public static void ThrowObjectDisposed(string objectName) => throw new ObjectDisposedException(objectName);
+
+    [DoesNotReturn]
+    public static void ThrowLogFull(long memorySizeBytes, int pageSize, long tailAddress) =>
+        throw new LogFullException(
+            $"The log is full: all {memorySizeBytes} bytes of {nameof(StoreSettings.MemorySizeBytes)} " +
+            $"({memorySizeBytes / pageSize} pages of {pageSize} bytes) hold live records up to address {tailAddress}, " +
+            "and this store has no storage device to evict pages to. Raise " +
+            $"{nameof(StoreSettings)}.{nameof(StoreSettings.MemorySizeBytes)}. The operation was not applied.");
+
+    [DoesNotReturn]
+    public static void ThrowTooManySessions(int maxSessions) =>
+        throw new InvalidOperationException(
+            $"All {maxSessions} sessions allowed by {nameof(StoreSettings)}.{nameof(StoreSettings.MaxSessions)} are " +
+            "open. Dispose sessions that are no longer used, or raise the setting.");
+}
