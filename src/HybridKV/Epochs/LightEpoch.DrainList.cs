@@ -29,7 +29,8 @@ internal sealed partial class LightEpoch
     /// is full (it might otherwise be the one holding back the actions that would make room); <see cref="NoEntry"/>
     /// otherwise. A protected caller must hold no reference into epoch-protected memory when it passes its row.
     /// </param>
-    public void BumpCurrentEpoch(Action onSafe, int callerEntry = NoEntry)
+    /// <returns>The epoch c that must become safe before the action runs.</returns>
+    public long BumpCurrentEpoch(Action onSafe, int callerEntry = NoEntry)
     {
         ArgumentNullException.ThrowIfNull(onSafe);
         ObjectDisposedException.ThrowIf(_disposed, this);
@@ -51,6 +52,7 @@ internal sealed partial class LightEpoch
         }
 
         TryDrain();
+        return priorEpoch;
     }
 
     private bool TryPublish(long epoch, Action action)
