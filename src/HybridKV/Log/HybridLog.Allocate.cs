@@ -52,7 +52,19 @@ internal sealed partial class HybridLog
             {
                 // This reservation is the one that crossed the page boundary, so this thread turns the page; every
                 // later reservation on this page also overflowed and waits for the turn (Alg. 1, lines 5–16).
-                if (!TryOpenPage(page + 1, callerEntry))
+                bool opened;
+                try
+                {
+                    opened = TryOpenPage(page + 1, callerEntry);
+                }
+                catch
+                {
+                    // Out of native memory, say: the waiters must not wait for a turn that will never come.
+                    Volatile.Write(ref _tail.Word, TailWord(page, start));
+                    throw;
+                }
+
+                if (!opened)
                 {
                     // Nothing at or after 'start' was handed out, so rewinding loses no allocation; the waiters see
                     // the offset back inside the page and retry, and fail the same way instead of waiting forever.

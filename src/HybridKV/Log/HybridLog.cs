@@ -90,7 +90,8 @@ internal sealed unsafe partial class HybridLog : IDisposable
         {
             long word = Volatile.Read(ref _tail.Word);
             long offset = Math.Min((uint)word, (uint)_pageSize);
-            return ((word >> 32) << _pageSizeBits) | offset;
+            // Added, not or-ed: while a page turns the offset equals the page size and carries into the page bits.
+            return ((word >> 32) << _pageSizeBits) + offset;
         }
     }
 
