@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using HybridKV.Epochs;
 
 namespace HybridKV.Log;
 
@@ -16,7 +17,10 @@ internal sealed partial class HybridLog
     /// no free frame.
     /// </summary>
     /// <param name="size">A multiple of 8, at most the page size.</param>
-    /// <param name="callerEntry">The caller's epoch row; it holds no reference into the log while allocating.</param>
+    /// <param name="callerEntry">
+    /// The caller's epoch row. The caller may be refreshed while it waits for a page turn, so it must not rely on any
+    /// record it found before the call staying in memory unless it checks the head address again.
+    /// </param>
     /// <param name="address">The reserved logical address.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryAllocate(int size, int callerEntry, out long address)
@@ -78,13 +82,19 @@ internal sealed partial class HybridLog
                 return true;
             }
 
-            // Another thread is turning the page (Alg. 1, line 18).
+            // Another thread is turning the page (Alg. 1, line 18). Waiting protected in an old epoch would hold back
+            // the trigger actions the turning thread may itself be waiting to publish, so move forward while waiting.
             while (true)
             {
                 long current = Volatile.Read(ref _tail.Word);
                 if ((current >> 32) != page || (int)(uint)current <= _pageSize)
                 {
                     break;
+                }
+
+                if (callerEntry != LightEpoch.NoEntry)
+                {
+                    _epoch.Refresh(callerEntry);
                 }
 
                 spinner.SpinOnce();

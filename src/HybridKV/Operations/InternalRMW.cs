@@ -43,7 +43,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return OperationStatus.Pending;
 
             default:
-                return CopyUpdateRecord(ref slot, in key, in input, record, epochEntry);
+                return CopyUpdateRecord(ref slot, in key, in input, address, epochEntry);
         }
     }
 
@@ -57,9 +57,18 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus CopyUpdateRecord(
-        ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, int epochEntry)
+        ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, int epochEntry)
     {
         LogRecord<TKey, TValue> record = AppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address);
+        if (sourceAddress < Log.HeadAddress)
+        {
+            // The allocation refreshed this thread's epoch while it waited for a page turn, and the source record
+            // has left memory since: start over rather than read a frame that may hold another page now.
+            record.Header.SetInvalid();
+            return OperationStatus.RetryNow;
+        }
+
+        LogRecord<TKey, TValue> source = Log.GetRecord<TKey, TValue>(sourceAddress);
         _functions.CopyUpdater(in key, in input, in source.Value, ref record.Value);
         return LinkRecord(ref slot, address, record);
     }

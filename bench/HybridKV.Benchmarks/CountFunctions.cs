@@ -1,0 +1,38 @@
+namespace HybridKV.Benchmarks;
+
+/// <summary>Long keys and values; RMW adds the input. The same callbacks the papers' count store uses.</summary>
+public struct CountFunctions : IFunctions<long, long, long, long, Empty>
+{
+    public readonly long GetHashCode64(in long key) => KeyHashing.Mix(key);
+
+    public readonly bool KeyEquals(in long first, in long second) => first == second;
+
+    public readonly void SingleReader(in long key, in long input, in long value, ref long output) => output = value;
+
+    public readonly void ConcurrentReader(in long key, in long input, in long value, ref long output) =>
+        output = value;
+
+    public readonly void SingleWriter(in long key, in long source, ref long destination) => destination = source;
+
+    public readonly void ConcurrentWriter(in long key, in long source, ref long destination) =>
+        destination = source;
+
+    public readonly void InitialUpdater(in long key, in long input, ref long value) => value = input;
+
+    public readonly void InPlaceUpdater(in long key, in long input, ref long value) => value += input;
+
+    public readonly void CopyUpdater(in long key, in long input, in long oldValue, ref long newValue) =>
+        newValue = oldValue + input;
+
+    public readonly void ReadCompletionCallback(in long key, in long input, in long output, Empty context,
+        Status status)
+    {
+    }
+
+    public readonly void RMWCompletionCallback(in long key, in long input, Empty context, Status status)
+    {
+    }
+}
+
+/// <summary>No per-operation context.</summary>
+public readonly struct Empty;
