@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
+using CountStore;
 using HybridKV.Sessions;
 
 namespace HybridKV.Benchmarks;
@@ -8,7 +9,8 @@ namespace HybridKV.Benchmarks;
 /// <summary>
 /// One session doing Read, Upsert and RMW over 1M keys held in memory, beside ConcurrentDictionary&lt;long, long&gt;
 /// on the same keys in the same order (the baseline of each category, so Ratio is HybridKV / ConcurrentDictionary).
-/// Each invocation runs <see cref="Batch"/> operations on uniformly random keys.
+/// Each invocation runs <see cref="Batch"/> operations on uniformly random keys. Both stores are safe for concurrent
+/// use: HybridKV's callbacks are the CountStore sample's, with atomic in-place updates.
 /// </summary>
 [MemoryDiagnoser]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByCategory)]

@@ -115,8 +115,10 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             return;
         }
 
-        // Every session checks the flag after protecting itself, so once no session is protected none can touch the
-        // index or the log again.
+        // Every session checks the flag after protecting itself. After the flush, a session that protected itself
+        // earlier is visible to the scan below, and one that protects itself later sees the flag; so once the scan
+        // finds nobody protected, no session can touch the index or the log again.
+        Epochs.LightEpoch.FlushProtectionStores();
         var spinner = new SpinWait();
         while (_engine.Epoch.AnyProtected())
         {

@@ -10,6 +10,9 @@ internal sealed partial class LightEpoch
 
     private readonly DrainItem[] _drainList;
 
+    // Cached so that draining allocates nothing.
+    private readonly Func<long, bool> _hasActionAtOrBelow;
+
     // Items published or being published; a scan is skipped while it is 0, which keeps Unprotect cheap.
     private int _drainCount;
 
@@ -55,6 +58,19 @@ internal sealed partial class LightEpoch
         return priorEpoch;
     }
 
+    private bool HasActionAtOrBelow(long epoch)
+    {
+        for (int i = 0; i < _drainList.Length; i++)
+        {
+            if (Volatile.Read(ref _drainList[i].Epoch) <= epoch)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     private bool TryPublish(long epoch, Action action)
     {
         for (int i = 0; i < _drainList.Length; i++)
@@ -77,7 +93,7 @@ internal sealed partial class LightEpoch
     /// <summary>Recomputes the safe epoch and runs every published action whose epoch is now safe.</summary>
     internal void TryDrain()
     {
-        long safe = ComputeNewSafeEpoch();
+        long safe = ComputeNewSafeEpoch(_hasActionAtOrBelow);
         for (int i = 0; i < _drainList.Length; i++)
         {
             ref DrainItem item = ref _drainList[i];

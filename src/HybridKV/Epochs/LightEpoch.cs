@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using HybridKV.Utilities;
 
 namespace HybridKV.Epochs;
 
@@ -51,6 +52,7 @@ internal sealed partial class LightEpoch : IDisposable
         _currentEpoch.Value = FirstEpoch;
         _safeEpoch = FirstEpoch - 1;
         _drainList = new DrainItem[DrainListCapacity];
+        _hasActionAtOrBelow = HasActionAtOrBelow;
         for (int i = 0; i < _drainList.Length; i++)
         {
             _drainList[i].Epoch = DrainItem.Free;
@@ -106,10 +108,19 @@ internal sealed partial class LightEpoch : IDisposable
     public void Protect(int entry)
     {
         CheckEntry(entry);
-        // A full fence: the store must be visible before this participant reads any shared state, or a concurrent
-        // scan could miss it and run an action (for example, freeing a page) that this participant still depends on.
-        Interlocked.Exchange(ref _table[entry].LocalEpoch, CurrentEpoch);
+        // A plain store, not a fence: a fence per operation would stop consecutive operations from overlapping their
+        // cache misses. The store may still sit in this core's store buffer while later loads run ahead of it, so the
+        // rare side pays instead: whoever is about to trust a scan of the table first calls
+        // FlushProtectionStores (see TryDrain and the store's Dispose).
+        Volatile.Write(ref _table[entry].LocalEpoch, CurrentEpoch);
     }
+
+    /// <summary>
+    /// Makes every protection store issued so far visible, on every core (an asymmetric fence). After it, a scan sees
+    /// every participant that protected itself before the call, and any participant that protects itself later reads
+    /// shared state written before the call.
+    /// </summary>
+    public static void FlushProtectionStores() => Interlocked.MemoryBarrierProcessWide();
 
     /// <summary>Leaves protected code, first running any trigger actions that became safe.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -163,9 +174,10 @@ internal sealed partial class LightEpoch : IDisposable
     }
 
     /// <summary>
-    /// Recomputes E_s as one less than the oldest local epoch of any protected participant, or E - 1 when none is.
+    /// One less than the oldest local epoch of any protected participant that this scan sees, or E - 1 when it sees
+    /// none. Without a preceding <see cref="FlushProtectionStores"/> this is only a candidate for E_s.
     /// </summary>
-    private long ComputeNewSafeEpoch()
+    private long ScanForSafeEpoch()
     {
         long oldest = CurrentEpoch;
         int limit = Volatile.Read(ref _highWaterMark);
@@ -178,20 +190,25 @@ internal sealed partial class LightEpoch : IDisposable
             }
         }
 
-        long safe = oldest - 1;
-        long seen = Volatile.Read(ref _safeEpoch);
-        while (safe > seen)
-        {
-            long observed = Interlocked.CompareExchange(ref _safeEpoch, safe, seen);
-            if (observed == seen)
-            {
-                return safe;
-            }
+        return oldest - 1;
+    }
 
-            seen = observed;
+    /// <summary>
+    /// Recomputes E_s. A scan alone could miss a protection store still in flight, so before E_s moves on the
+    /// candidate is confirmed by a second scan after <see cref="FlushProtectionStores"/>. That costs a few
+    /// microseconds, paid only when an action is actually waiting for the new E_s.
+    /// </summary>
+    private long ComputeNewSafeEpoch(Func<long, bool> isWorthConfirming)
+    {
+        long known = Volatile.Read(ref _safeEpoch);
+        long candidate = ScanForSafeEpoch();
+        if (candidate <= known || !isWorthConfirming(candidate))
+        {
+            return known;
         }
 
-        return seen;
+        FlushProtectionStores();
+        return Monotonic.Raise(ref _safeEpoch, ScanForSafeEpoch());
     }
 
     private void RaiseHighWaterMark(int candidate)

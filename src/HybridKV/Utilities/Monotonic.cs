@@ -21,4 +21,12 @@ internal static class Monotonic
 
         return false;
     }
+
+    /// <summary>Raises <paramref name="location"/> to <paramref name="candidate"/> if that is larger.</summary>
+    /// <returns>The value after the call.</returns>
+    public static long Raise(ref long location, long candidate)
+    {
+        TryRaise(ref location, candidate);
+        return Volatile.Read(ref location);
+    }
 }
