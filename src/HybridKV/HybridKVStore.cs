@@ -56,7 +56,6 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         Settings = settings;
-        Functions = functions;
         _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(settings, functions);
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => Volatile.Read(ref _openSessions));
         _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
@@ -66,9 +65,6 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     /// <summary>The settings the store was created with.</summary>
     public StoreSettings Settings { get; }
-
-    /// <summary>The callbacks, as given to the constructor.</summary>
-    internal TFunctions Functions { get; }
 
     /// <summary>The next logical address the log will allocate: how much log has been written.</summary>
     public long TailAddress => _engine.Log.TailAddress;

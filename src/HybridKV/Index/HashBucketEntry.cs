@@ -21,6 +21,7 @@ internal readonly struct HashBucketEntry : IEquatable<HashBucketEntry>
     public const long TagMask = (1L << TagBits) - 1;
     public const int TentativeShift = TagShift + TagBits;
     public const long TentativeBit = 1L << TentativeShift;
+    public const long TagAndTentativeMask = (TagMask << TagShift) | TentativeBit;
 
     public readonly long Word;
 

@@ -44,16 +44,17 @@ internal sealed unsafe partial class HashIndex : IDisposable
     public bool TryFindEntry(KeyHash hash, out IndexSlot slot)
     {
         HashBucket* bucket = PrimaryBucket(hash);
-        ushort tag = hash.Tag;
+        // One masked compare per entry: the tag must match and the tentative bit must be clear.
+        long wanted = (long)hash.Tag << HashBucketEntry.TagShift;
         while (true)
         {
             long* words = bucket->Words;
             for (int i = 0; i < HashBucket.EntryCount; i++)
             {
-                var entry = new HashBucketEntry(Volatile.Read(ref words[i]));
-                if (entry.Tag == tag && !entry.IsEmpty && !entry.Tentative)
+                long word = Volatile.Read(ref words[i]);
+                if ((word & HashBucketEntry.TagAndTentativeMask) == wanted && word != 0)
                 {
-                    slot = new IndexSlot(ref words[i], entry);
+                    slot = new IndexSlot(ref words[i], new HashBucketEntry(word));
                     return true;
                 }
             }

@@ -21,13 +21,25 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     }
 
     /// <summary>The offset of the key from the start of the record.</summary>
-    public static int KeyOffset => sizeof(RecordHeader);
+    public static int KeyOffset
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => sizeof(RecordHeader);
+    }
 
     /// <summary>The offset of the value from the start of the record.</summary>
-    public static int ValueOffset => KeyOffset + AlignTo8(sizeof(TKey));
+    public static int ValueOffset
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => KeyOffset + AlignTo8(sizeof(TKey));
+    }
 
     /// <summary>The record's total size in the log.</summary>
-    public static int Size => ValueOffset + AlignTo8(sizeof(TValue));
+    public static int Size
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => ValueOffset + AlignTo8(sizeof(TValue));
+    }
 
     public ref RecordHeader Header
     {
@@ -47,5 +59,6 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         get => ref Unsafe.AsRef<TValue>(_start + ValueOffset);
     }
 
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int AlignTo8(int size) => (size + 7) & ~7;
 }

@@ -19,4 +19,18 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         return status;
     }
+
+    /// <summary>Hands a finished pending operation to its completion callback.</summary>
+    public void ReportCompletion(PendingOperation<TKey, TInput, TOutput, TContext> operation, Status status)
+    {
+        if (operation.Kind == PendingKind.RMW)
+        {
+            _functions.RMWCompletionCallback(in operation.Key, in operation.Input, operation.Context, status);
+        }
+        else
+        {
+            _functions.ReadCompletionCallback(
+                in operation.Key, in operation.Input, in operation.Output, operation.Context, status);
+        }
+    }
 }

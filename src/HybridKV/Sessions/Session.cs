@@ -188,26 +188,12 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
                     continue;
                 }
 
-                ReportCompletion(operation, ToStatus(status));
+                _engine.ReportCompletion(operation, ToStatus(status));
             }
         }
         finally
         {
             Exit();
-        }
-    }
-
-    private void ReportCompletion(PendingOperation<TKey, TInput, TOutput, TContext> operation, Status status)
-    {
-        TFunctions functions = _store.Functions;
-        if (operation.Kind == PendingKind.RMW)
-        {
-            functions.RMWCompletionCallback(in operation.Key, in operation.Input, operation.Context, status);
-        }
-        else
-        {
-            functions.ReadCompletionCallback(
-                in operation.Key, in operation.Input, in operation.Output, operation.Context, status);
         }
     }
 
