@@ -94,6 +94,37 @@ public class InMemoryOperationsBenchmark
         return sum;
     }
 
+    /// <summary>
+    /// Reads whose key depends on the previous read's output (by a term that is always 0), so that no two lookups can
+    /// overlap: the pure latency of one lookup, without the memory-level parallelism that independent reads enjoy.
+    /// </summary>
+    [Benchmark(OperationsPerInvoke = Batch), BenchmarkCategory("ReadDependent")]
+    public long HybridKVReadDependent()
+    {
+        long output = 0;
+        int start = NextBatch();
+        for (int i = start; i < start + Batch; i++)
+        {
+            long key = _keys[i] + (output >> 62);
+            _session.Read(key, ref output);
+        }
+
+        return output;
+    }
+
+    [Benchmark(OperationsPerInvoke = Batch, Baseline = true), BenchmarkCategory("ReadDependent")]
+    public long ConcurrentDictionaryReadDependent()
+    {
+        long output = 0;
+        int start = NextBatch();
+        for (int i = start; i < start + Batch; i++)
+        {
+            _dictionary.TryGetValue(_keys[i] + (output >> 62), out output);
+        }
+
+        return output;
+    }
+
     [Benchmark(OperationsPerInvoke = Batch), BenchmarkCategory("Upsert")]
     public void HybridKVUpsert()
     {
