@@ -1,0 +1,301 @@
+using System.Collections.Concurrent;
+using System.Globalization;
+using System.Runtime.InteropServices;
+using Microsoft.Win32.SafeHandles;
+
+namespace HybridKV.Devices;
+
+/// <summary>
+/// A device over local files, one per segment, read and written with positioned I/O (<see cref="RandomAccess"/>) on
+/// dedicated I/O threads. Uses direct I/O (O_DIRECT) where the file system supports it; a new segment file's directory
+/// entry is made durable (fsync of the directory) before the first write to it completes.
+/// </summary>
+public sealed class LocalFileDevice : StorageDevice
+{
+    private readonly LocalFileDeviceOptions _options;
+    private readonly ConcurrentDictionary<long, SafeFileHandle> _files = new();
+    private readonly ConcurrentDictionary<long, byte> _unflushed = new();
+    private readonly object _createLock = new();
+    private readonly IoThreadPool _io;
+
+    /// <summary>Opens (or creates) a device in <see cref="LocalFileDeviceOptions.Directory"/>.</summary>
+    /// <exception cref="ArgumentException">An option is invalid.</exception>
+    public LocalFileDevice(LocalFileDeviceOptions options)
+        : base(ValidOptions(options).SectorSize, options.SegmentSize, options.Capacity)
+    {
+        _options = options;
+        DirectoryPath = Path.GetFullPath(options.Directory);
+        Directory.CreateDirectory(DirectoryPath);
+        UsesDirectIo = options.UseDirectIo && DirectIoProbe.IsSupported(DirectoryPath, SectorSize);
+        long[] existing = ExistingSegments();
+        if (existing.Length > 0)
+        {
+            RestoreBeginAddress(existing[0] << SegmentSizeBits);
+        }
+
+        _io = new IoThreadPool(options.IoThreads, "HybridKV");
+    }
+
+    /// <summary>The full path of the directory holding the segment files.</summary>
+    public string DirectoryPath { get; }
+
+    /// <summary>Whether writes and reads bypass the page cache (O_DIRECT).</summary>
+    public bool UsesDirectIo { get; }
+
+    /// <summary>The path of a segment's file.</summary>
+    public string SegmentPath(long segment) =>
+        Path.Combine(DirectoryPath, $"{_options.FilePrefix}.{segment.ToString(CultureInfo.InvariantCulture)}");
+
+    /// <inheritdoc/>
+    protected override ValueTask WriteSegmentAsync(
+        long segment, long offset, ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
+    {
+        return _io.Run(() =>
+        {
+            SafeFileHandle file = OpenSegment(segment, create: true)!;
+            try
+            {
+                WriteAligned(file, source.Span, offset);
+            }
+            catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+            {
+                throw new StorageDeviceException(
+                    $"Writing {source.Length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.", error);
+            }
+
+            _unflushed.TryAdd(segment, 0);
+        }, cancellationToken);
+    }
+
+    /// <inheritdoc/>
+    protected override ValueTask ReadSegmentAsync(
+        long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        return _io.Run(() =>
+        {
+            SafeFileHandle? file = OpenSegment(segment, create: false);
+            if (file is null)
+            {
+                destination.Span.Clear();
+                return;
+            }
+
+            try
+            {
+                int read = ReadAligned(file, destination.Span, offset);
+                destination.Span[read..].Clear();
+            }
+            catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+            {
+                throw new StorageDeviceException(
+                    $"Reading {destination.Length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.", error);
+            }
+        }, cancellationToken);
+    }
+
+    /// <inheritdoc/>
+    protected override ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken)
+    {
+        return _io.Run(() =>
+        {
+            if (_files.TryRemove(segment, out SafeFileHandle? file))
+            {
+                file.Dispose();
+            }
+
+            _unflushed.TryRemove(segment, out _);
+            string path = SegmentPath(segment);
+            if (File.Exists(path))
+            {
+                File.Delete(path);
+                SyncDirectory();
+            }
+        }, cancellationToken);
+    }
+
+    /// <inheritdoc/>
+    protected override ValueTask FlushCoreAsync(CancellationToken cancellationToken)
+    {
+        return _io.Run(() =>
+        {
+            foreach (long segment in _unflushed.Keys)
+            {
+                // Removed before the flush: a write that completes meanwhile marks the segment again.
+                _unflushed.TryRemove(segment, out _);
+                if (_files.TryGetValue(segment, out SafeFileHandle? file))
+                {
+                    try
+                    {
+                        RandomAccess.FlushToDisk(file);
+                    }
+                    catch (IOException error)
+                    {
+                        _unflushed.TryAdd(segment, 0);
+                        throw new StorageDeviceException($"fsync of '{SegmentPath(segment)}' failed.", error);
+                    }
+                }
+            }
+        }, cancellationToken);
+    }
+
+    /// <inheritdoc/>
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing)
+        {
+            _io.Dispose();
+            foreach (SafeFileHandle file in _files.Values)
+            {
+                file.Dispose();
+            }
+
+            _files.Clear();
+        }
+
+        base.Dispose(disposing);
+    }
+
+    private static LocalFileDeviceOptions ValidOptions(LocalFileDeviceOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        return options;
+    }
+
+    private long[] ExistingSegments()
+    {
+        string prefix = _options.FilePrefix + ".";
+        return Directory.EnumerateFiles(DirectoryPath, prefix + "*")
+            .Select(path => Path.GetFileName(path)[prefix.Length..])
+            .Select(suffix => long.TryParse(suffix, NumberStyles.None, CultureInfo.InvariantCulture, out long n) ? n : -1)
+            .Where(n => n >= 0)
+            .Order()
+            .ToArray();
+    }
+
+    private SafeFileHandle? OpenSegment(long segment, bool create)
+    {
+        if (_files.TryGetValue(segment, out SafeFileHandle? open))
+        {
+            return open;
+        }
+
+        string path = SegmentPath(segment);
+        if (!create && !File.Exists(path))
+        {
+            return null;
+        }
+
+        lock (_createLock)
+        {
+            if (_files.TryGetValue(segment, out open))
+            {
+                return open;
+            }
+
+            bool isNew = !File.Exists(path);
+            SafeFileHandle file = OpenFile(path);
+            if (isNew)
+            {
+                if (_options.PreallocateSegments)
+                {
+                    Preallocate(file, path);
+                }
+
+                SyncDirectory();
+            }
+
+            _files[segment] = file;
+            return file;
+        }
+    }
+
+    private SafeFileHandle OpenFile(string path)
+    {
+        if (!UsesDirectIo)
+        {
+            return File.OpenHandle(path, FileMode.OpenOrCreate, FileAccess.ReadWrite, FileShare.ReadWrite | FileShare.Delete);
+        }
+
+        int fd = Libc.Open(path, Libc.ReadWrite | Libc.Create | Libc.CloseOnExec | Libc.Direct, Convert.ToInt32("644", 8));
+        if (fd < 0)
+        {
+            throw new StorageDeviceException(
+                $"Could not open '{path}' for direct I/O (errno {Marshal.GetLastPInvokeError()}).");
+        }
+
+        return new SafeFileHandle(fd, ownsHandle: true);
+    }
+
+    private void Preallocate(SafeFileHandle file, string path)
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return;
+        }
+
+        int error = Libc.PosixFallocate((int)file.DangerousGetHandle(), 0, SegmentSize);
+        if (error != 0)
+        {
+            throw new StorageDeviceException($"Could not preallocate {SegmentSize} bytes for '{path}' (errno {error}).");
+        }
+    }
+
+    private void SyncDirectory()
+    {
+        if (OperatingSystem.IsLinux())
+        {
+            Libc.FSyncDirectory(DirectoryPath);
+        }
+    }
+
+    private unsafe void WriteAligned(SafeFileHandle file, ReadOnlySpan<byte> source, long offset)
+    {
+        fixed (byte* pointer = source)
+        {
+            if (!UsesDirectIo || ((nint)pointer & (SectorSize - 1)) == 0)
+            {
+                RandomAccess.Write(file, source, offset);
+                return;
+            }
+        }
+
+        // Direct I/O needs a sector-aligned buffer; the log's frames are, other callers' arrays may not be.
+        using var bounce = new AlignedBuffer(source.Length, SectorSize);
+        source.CopyTo(bounce.Span);
+        RandomAccess.Write(file, bounce.Span, offset);
+    }
+
+    private unsafe int ReadAligned(SafeFileHandle file, Span<byte> destination, long offset)
+    {
+        fixed (byte* pointer = destination)
+        {
+            if (!UsesDirectIo || ((nint)pointer & (SectorSize - 1)) == 0)
+            {
+                return ReadFully(file, destination, offset);
+            }
+        }
+
+        using var bounce = new AlignedBuffer(destination.Length, SectorSize);
+        int read = ReadFully(file, bounce.Span, offset);
+        bounce.Span[..read].CopyTo(destination);
+        return read;
+    }
+
+    private static int ReadFully(SafeFileHandle file, Span<byte> destination, long offset)
+    {
+        int total = 0;
+        while (total < destination.Length)
+        {
+            int read = RandomAccess.Read(file, destination[total..], offset + total);
+            if (read == 0)
+            {
+                break;
+            }
+
+            total += read;
+        }
+
+        return total;
+    }
+}

@@ -1,0 +1,175 @@
+using HybridKV.Devices;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.Devices;
+
+[Trait("Category", "Device")]
+[Collection(nameof(ProcessWideTests))]
+public sealed class LocalFileDeviceTests : IDisposable
+{
+    private const int Sector = 4096;
+    private const long Segment = 64 * 1024;
+    private readonly TempDirectory _directory = new();
+
+    private static LocalFileDeviceOptions Options(string directory, bool direct = true) => new()
+    {
+        Directory = directory,
+        SectorSize = Sector,
+        SegmentSize = Segment,
+        UseDirectIo = direct,
+    };
+
+    public void Dispose() => _directory.Dispose();
+
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_reopened_device_reads_back_what_was_written_and_keeps_its_begin_address(bool direct)
+    {
+        string directory = _directory.NewSubdirectory();
+        byte[] data = Bytes(3 * (int)Segment, 5);
+        using (var device = new LocalFileDevice(Options(directory, direct)))
+        {
+            await device.WriteAsync(0, data);
+            await device.FlushAsync();
+            await device.TruncateUntilAsync(Segment);
+        }
+
+        using var reopened = new LocalFileDevice(Options(directory, direct));
+        Assert.Equal(Segment, reopened.BeginAddress);
+        byte[] back = new byte[2 * (int)Segment];
+        await reopened.ReadAsync(Segment, back);
+        Assert.Equal(data[(int)Segment..], back);
+    }
+
+    [Fact]
+    public async Task Segments_are_files_named_after_their_number_and_can_be_preallocated()
+    {
+        string directory = _directory.NewSubdirectory();
+        using var device = new LocalFileDevice(Options(directory) with { PreallocateSegments = true, FilePrefix = "log" });
+        await device.WriteAsync(2 * Segment, Bytes(Sector, 1));
+        string path = Path.Combine(directory, "log.2");
+        Assert.Equal(path, device.SegmentPath(2));
+        Assert.True(File.Exists(path));
+        Assert.Equal(Segment, new FileInfo(path).Length);
+        Assert.Single(Directory.GetFiles(directory));
+    }
+
+    [Fact]
+    public async Task Buffers_that_are_not_sector_aligned_still_work_with_direct_io()
+    {
+        using var device = new LocalFileDevice(Options(_directory.NewSubdirectory()));
+        byte[] backing = new byte[2 * Sector + 1];
+        Memory<byte> misaligned = backing.AsMemory(1, 2 * Sector);
+        Bytes(2 * Sector, 9).CopyTo(misaligned);
+        await device.WriteAsync(Sector, misaligned);
+
+        byte[] readBacking = new byte[2 * Sector + 3];
+        Memory<byte> readInto = readBacking.AsMemory(3, 2 * Sector);
+        await device.ReadAsync(Sector, readInto);
+        Assert.Equal(misaligned.ToArray(), readInto.ToArray());
+    }
+
+    [Fact]
+    public async Task Dispose_releases_every_file_handle()
+    {
+        if (!Directory.Exists("/proc/self/fd"))
+        {
+            Assert.Fail("This test counts /proc/self/fd, which this platform does not have.");
+        }
+
+        int before = Directory.GetFiles("/proc/self/fd").Length;
+        var device = new LocalFileDevice(Options(_directory.NewSubdirectory()));
+        for (int segment = 0; segment < 8; segment++)
+        {
+            await device.WriteAsync(segment * Segment, Bytes(Sector, (byte)segment));
+        }
+
+        Assert.True(Directory.GetFiles("/proc/self/fd").Length >= before + 8);
+        device.Dispose();
+        Assert.True(Directory.GetFiles("/proc/self/fd").Length <= before,
+            $"{Directory.GetFiles("/proc/self/fd").Length} descriptors open after dispose, {before} before");
+    }
+
+    [Fact]
+    public void Invalid_options_are_rejected_with_the_option_named()
+    {
+        Assert.Equal("Directory", Assert.Throws<ArgumentException>(
+            () => new LocalFileDevice(new LocalFileDeviceOptions { Directory = " " })).ParamName);
+        Assert.Equal("IoThreads", Assert.Throws<ArgumentOutOfRangeException>(
+            () => new LocalFileDevice(Options(_directory.Path) with { IoThreads = 0 })).ParamName);
+        Assert.Equal("segmentSize", Assert.Throws<ArgumentOutOfRangeException>(
+            () => new LocalFileDevice(Options(_directory.Path) with { SegmentSize = 3 * Sector })).ParamName);
+        Assert.Equal("sectorSize", Assert.Throws<ArgumentOutOfRangeException>(
+            () => new LocalFileDevice(Options(_directory.Path) with { SectorSize = 1000 })).ParamName);
+    }
+
+    private static byte[] Bytes(int length, byte seed)
+    {
+        byte[] data = new byte[length];
+        new Random(seed).NextBytes(data);
+        return data;
+    }
+}
+
+[Trait("Category", "Device")]
+public sealed class FaultInjectingDeviceTests
+{
+    private const int Sector = 512;
+
+    private static FaultInjectingDevice Create() => new(new MemoryDevice(Sector, 16 * Sector));
+
+    [Fact]
+    public async Task An_injected_write_error_surfaces_and_writes_nothing()
+    {
+        using var device = Create();
+        device.FailWrite = request => request.Sequence == 1;
+        await device.WriteAsync(0, Filled(Sector, 1));
+        var error = await Assert.ThrowsAsync<StorageDeviceException>(
+            async () => await device.WriteAsync(Sector, Filled(Sector, 2)));
+        Assert.Contains("address 512", error.Message, StringComparison.Ordinal);
+
+        byte[] back = new byte[2 * Sector];
+        await device.ReadAsync(0, back);
+        Assert.All(back[..Sector], b => Assert.Equal(1, b));
+        Assert.All(back[Sector..], b => Assert.Equal(0, b));
+    }
+
+    [Fact]
+    public async Task An_injected_read_error_surfaces()
+    {
+        using var device = Create();
+        await device.WriteAsync(0, Filled(Sector, 1));
+        device.FailRead = request => request.Address == 0;
+        await Assert.ThrowsAsync<StorageDeviceException>(async () => await device.ReadAsync(0, new byte[Sector]));
+        Assert.Equal(1, device.ReadCount);
+    }
+
+    [Fact]
+    public async Task A_torn_write_lands_only_its_leading_sectors()
+    {
+        using var device = Create();
+        device.TearWrite = _ => 2;
+        await Assert.ThrowsAsync<StorageDeviceException>(async () => await device.WriteAsync(0, Filled(4 * Sector, 7)));
+
+        device.TearWrite = null;
+        byte[] back = new byte[4 * Sector];
+        await device.ReadAsync(0, back);
+        Assert.All(back[..(2 * Sector)], b => Assert.Equal(7, b));
+        Assert.All(back[(2 * Sector)..], b => Assert.Equal(0, b));
+    }
+
+    [Fact]
+    public async Task Added_latency_holds_a_request_back_until_it_is_canceled()
+    {
+        using var device = Create();
+        device.Latency = TimeSpan.FromMinutes(10);
+        using var cancel = new CancellationTokenSource();
+        ValueTask write = device.WriteAsync(0, Filled(Sector, 1), cancel.Token);
+        Assert.False(write.IsCompleted);
+        await cancel.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(async () => await write);
+    }
+
+    private static byte[] Filled(int length, byte value) => Enumerable.Repeat(value, length).ToArray();
+}

@@ -1,0 +1,24 @@
+namespace HybridKV.Tests.Support;
+
+/// <summary>A directory on the real disk (beside the test binaries, not a RAM file system), removed afterwards.</summary>
+public sealed class TempDirectory : IDisposable
+{
+    public TempDirectory()
+    {
+        Path = System.IO.Path.Combine(AppContext.BaseDirectory, "test-data", Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(Path);
+    }
+
+    public string Path { get; }
+
+    public string NewSubdirectory() => Directory.CreateDirectory(
+        System.IO.Path.Combine(Path, Guid.NewGuid().ToString("N"))).FullName;
+
+    public void Dispose()
+    {
+        if (Directory.Exists(Path))
+        {
+            Directory.Delete(Path, recursive: true);
+        }
+    }
+}
