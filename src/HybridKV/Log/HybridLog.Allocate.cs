@@ -13,8 +13,8 @@ internal sealed partial class HybridLog
     private PaddedTail _tail;
 
     /// <summary>
-    /// Reserves <paramref name="size"/> bytes at the tail. Fails, leaving the tail consistent, when the next page has
-    /// no free frame.
+    /// Reserves <paramref name="size"/> bytes at the tail. When the next page has no free frame the tail is left
+    /// consistent and the result says whether waiting can help (<see cref="AllocationResult.RetryLater"/>) or not.
     /// </summary>
     /// <param name="size">A multiple of 8, at most the page size.</param>
     /// <param name="callerEntry">
@@ -23,7 +23,7 @@ internal sealed partial class HybridLog
     /// </param>
     /// <param name="address">The reserved logical address.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public bool TryAllocate(int size, int callerEntry, out long address)
+    public AllocationResult TryAllocate(int size, int callerEntry, out long address)
     {
         Debug.Assert(size > 0 && size <= _pageSize && (size & 7) == 0, "Record sizes are 8-byte multiples within a page.");
         long word = Interlocked.Add(ref _tail.Word, size);
@@ -31,14 +31,14 @@ internal sealed partial class HybridLog
         if (end <= _pageSize)
         {
             address = ((word >> 32) << _pageSizeBits) | (uint)(end - size);
-            return true;
+            return AllocationResult.Success;
         }
 
         return TryAllocateSlow(size, callerEntry, word, out address);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool TryAllocateSlow(int size, int callerEntry, long word, out long address)
+    private AllocationResult TryAllocateSlow(int size, int callerEntry, long word, out long address)
     {
         var spinner = new SpinWait();
         while (true)
@@ -48,7 +48,7 @@ internal sealed partial class HybridLog
             if (end <= _pageSize)
             {
                 address = (page << _pageSizeBits) | (uint)(end - size);
-                return true;
+                return AllocationResult.Success;
             }
 
             int start = end - size;
@@ -56,7 +56,7 @@ internal sealed partial class HybridLog
             {
                 // This reservation is the one that crossed the page boundary, so this thread turns the page; every
                 // later reservation on this page also overflowed and waits for the turn (Alg. 1, lines 5–16).
-                bool opened;
+                AllocationResult opened;
                 try
                 {
                     opened = TryOpenPage(page + 1, callerEntry);
@@ -68,18 +68,18 @@ internal sealed partial class HybridLog
                     throw;
                 }
 
-                if (!opened)
+                if (opened != AllocationResult.Success)
                 {
                     // Nothing at or after 'start' was handed out, so rewinding loses no allocation; the waiters see
-                    // the offset back inside the page and retry, and fail the same way instead of waiting forever.
+                    // the offset back inside the page and retry, and get the same answer instead of waiting forever.
                     Volatile.Write(ref _tail.Word, TailWord(page, start));
                     address = LogAddress.Invalid;
-                    return false;
+                    return opened;
                 }
 
                 Interlocked.Exchange(ref _tail.Word, TailWord(page + 1, size));
                 address = (page + 1) << _pageSizeBits;
-                return true;
+                return AllocationResult.Success;
             }
 
             // Another thread is turning the page (Alg. 1, line 18). Waiting protected in an old epoch would hold back
@@ -105,20 +105,38 @@ internal sealed partial class HybridLog
     }
 
     /// <summary>
-    /// Prepares the frame for <paramref name="page"/> and moves the read-only offset to keep the mutable lag
-    /// (Alg. 1, buffer_maintenance). Fails if the frame still holds a page that is in memory.
+    /// Prepares the frame for <paramref name="page"/> and moves the read-only offset (and, when it lags, the head) to
+    /// keep their distance from the tail (Alg. 1, buffer_maintenance).
     /// </summary>
-    private bool TryOpenPage(long page, int callerEntry)
+    private AllocationResult TryOpenPage(long page, int callerEntry)
     {
-        long headPage = HeadAddress >> _pageSizeBits;
-        if (page - headPage >= _frames.Length || ((page + 1) << _pageSizeBits) - 1 > LogAddress.MaxAddress)
+        if (((page + 1) << _pageSizeBits) - 1 > LogAddress.MaxAddress)
         {
-            return false;
+            return AllocationResult.Full;
+        }
+
+        // The frame's previous page must be below the safe head: every thread has stopped reading it from memory.
+        long previousPage = page - _frames.Length;
+        if (previousPage >= 0 && ((previousPage + 1) << _pageSizeBits) > SafeHeadAddress)
+        {
+            if (_device is null)
+            {
+                return AllocationResult.Full;
+            }
+
+            ThrowIfFlushFailed();
+            ShiftHeadAddress(DesiredHeadAddress(page), callerEntry);
+            return AllocationResult.RetryLater;
         }
 
         PrepareFrame(page);
         ShiftReadOnlyAddress((page + 1 - _mutablePages) << _pageSizeBits, callerEntry);
-        return true;
+        if (_device is not null)
+        {
+            ShiftHeadAddress(DesiredHeadAddress(page), callerEntry);
+        }
+
+        return AllocationResult.Success;
     }
 
     private static long TailWord(long page, int offset) => (page << 32) | (uint)offset;

@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using HybridKV.Devices;
 using HybridKV.Epochs;
 using HybridKV.Utilities;
 
@@ -9,13 +10,13 @@ namespace HybridKV.Log;
 /// <summary>
 /// The HybridLog record allocator (FASTER §5–6): a 48-bit logical address space whose tail lives in a circular buffer
 /// of page frames in native memory, divided by the read-only and safe read-only offsets into a mutable region (updated
-/// in place), a fuzzy region and a read-only region.
+/// in place), a fuzzy region and a read-only region, with everything below the head address on a storage device.
 /// </summary>
 /// <remarks>
 /// Offsets only move forward. The order is always
-/// <c>BeginAddress &lt;= HeadAddress &lt;= SafeReadOnlyAddress &lt;= ReadOnlyAddress &lt;= TailAddress</c>.
-/// This version keeps the whole log in memory: the head never moves, so the log can grow only until every frame is
-/// used, after which allocation fails instead of overwriting a page.
+/// <c>BeginAddress &lt;= SafeHeadAddress &lt;= HeadAddress &lt;= FlushedUntilAddress &lt;= SafeReadOnlyAddress
+/// &lt;= ReadOnlyAddress &lt;= TailAddress</c>. Without a device the head never moves, so the log grows only until
+/// every frame is used, after which allocation reports <see cref="AllocationResult.Full"/>.
 /// </remarks>
 internal sealed unsafe partial class HybridLog : IDisposable
 {
@@ -23,6 +24,7 @@ internal sealed unsafe partial class HybridLog : IDisposable
     internal const int FrameAlignment = 4096;
 
     private readonly LightEpoch _epoch;
+    private readonly StorageDevice? _device;
     private readonly int _pageSizeBits;
     private readonly int _pageSize;
     private readonly long _offsetMask;
@@ -31,9 +33,14 @@ internal sealed unsafe partial class HybridLog : IDisposable
 
     // Page frames by page number modulo the buffer size; 0 until the first page that needs the frame is opened.
     private readonly nint[] _frames;
+    private readonly FrameMemory?[] _frameMemory;
 
     private long _beginAddress;
+
+    // Records below HeadAddress are read from the device by operations that start now; a frame is reused only once
+    // SafeHeadAddress (moved by an epoch trigger, so after every thread has seen the new head) has passed its page.
     private long _headAddress;
+    private long _safeHeadAddress;
 
     // Invariant (FASTER §6.2): every thread that may still decide "in place" for an address below ReadOnlyAddress
     // was protected in an epoch that started before the read-only offset moved past it; SafeReadOnlyAddress only
@@ -48,19 +55,25 @@ internal sealed unsafe partial class HybridLog : IDisposable
     /// <param name="pageSizeBits">log2 of the page size.</param>
     /// <param name="bufferPages">The number of page frames in memory, a power of two of at least 2.</param>
     /// <param name="mutablePages">How many of the newest pages are updated in place, from 1 to bufferPages.</param>
-    public HybridLog(LightEpoch epoch, int pageSizeBits, int bufferPages, int mutablePages)
+    /// <param name="device">Where pages go when they leave memory; <see langword="null"/> keeps the log in memory.</param>
+    public HybridLog(LightEpoch epoch, int pageSizeBits, int bufferPages, int mutablePages, StorageDevice? device = null)
     {
         Debug.Assert(bufferPages >= 2 && (bufferPages & (bufferPages - 1)) == 0, "Frames are a power of two.");
         Debug.Assert(mutablePages >= 1 && mutablePages <= bufferPages, "Mutable pages fit the buffer.");
+        Debug.Assert(device is null || device.SectorSize <= 1 << pageSizeBits, "A page holds whole sectors.");
         _epoch = epoch;
+        _device = device;
         _pageSizeBits = pageSizeBits;
         _pageSize = 1 << pageSizeBits;
         _offsetMask = _pageSize - 1;
         _frameMask = bufferPages - 1;
         _mutablePages = mutablePages;
         _frames = new nint[bufferPages];
+        _frameMemory = new FrameMemory?[bufferPages];
 
-        _beginAddress = _headAddress = _readOnlyAddress = _safeReadOnlyAddress = LogAddress.FirstValid;
+        _beginAddress = _headAddress = _safeHeadAddress = LogAddress.FirstValid;
+        _readOnlyAddress = _safeReadOnlyAddress = LogAddress.FirstValid;
+        _flushTracker = new FlushTracker(LogAddress.FirstValid);
         PrepareFrame(0);
         _tail.Word = TailWord(0, (int)LogAddress.FirstValid);
     }
@@ -71,11 +84,20 @@ internal sealed unsafe partial class HybridLog : IDisposable
     /// <summary>The number of page frames the log may keep in memory.</summary>
     public int BufferPages => _frames.Length;
 
+    /// <summary>Whether pages can leave memory.</summary>
+    public bool HasDevice => _device is not null;
+
+    /// <summary>The device holding the part of the log below the head, if any.</summary>
+    public StorageDevice? Device => _device;
+
     /// <summary>The lowest address still part of the log.</summary>
     public long BeginAddress => Volatile.Read(ref _beginAddress);
 
-    /// <summary>The lowest address held in memory.</summary>
+    /// <summary>The lowest address operations starting now find in memory.</summary>
     public long HeadAddress => Volatile.Read(ref _headAddress);
+
+    /// <summary>The lowest address every thread may still find in memory; frames below it can be reused.</summary>
+    public long SafeHeadAddress => Volatile.Read(ref _safeHeadAddress);
 
     /// <summary>Records below this address are not updated in place by operations that start now.</summary>
     public long ReadOnlyAddress => Volatile.Read(ref _readOnlyAddress);
@@ -109,20 +131,23 @@ internal sealed unsafe partial class HybridLog : IDisposable
         return new LogView(begin, head, safeReadOnly, readOnly);
     }
 
-    /// <summary>The record at an in-memory address. The caller holds epoch protection.</summary>
+    /// <summary>
+    /// The record at an in-memory address. The caller holds epoch protection and found the address at or above the
+    /// head address of its view, so the frame cannot be reused before the caller leaves protection.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public LogRecord<TKey, TValue> GetRecord<TKey, TValue>(long address)
         where TKey : unmanaged
         where TValue : unmanaged
     {
-        Debug.Assert(address >= HeadAddress && address < TailAddress, "The address is not in memory.");
+        Debug.Assert(address >= SafeHeadAddress && address < TailAddress, "The address is not in memory.");
         byte* frame = (byte*)_frames[(address >> _pageSizeBits) & _frameMask];
         return new LogRecord<TKey, TValue>(frame + (address & _offsetMask));
     }
 
     /// <summary>
     /// Moves the read-only offset to <paramref name="newReadOnlyAddress"/> (if it is ahead) and, once every thread has
-    /// seen that, the safe read-only offset too (FASTER Alg. 1, lines 29–31).
+    /// seen that, the safe read-only offset too, which flushes what became read-only (FASTER Alg. 1, lines 29–35).
     /// </summary>
     public void ShiftReadOnlyAddress(long newReadOnlyAddress, int callerEntry)
     {
@@ -133,9 +158,23 @@ internal sealed unsafe partial class HybridLog : IDisposable
         }
     }
 
-    private void OnReadOnlyAddressSafe(long newSafeReadOnlyAddress)
+    /// <summary>
+    /// Moves the head toward <paramref name="desiredHeadAddress"/>, but never past what is flushed, and once every
+    /// thread has seen the new head, lets its frames be reused (FASTER Alg. 1, lines 22–28).
+    /// </summary>
+    public void ShiftHeadAddress(long desiredHeadAddress, int callerEntry)
     {
-        Monotonic.TryRaise(ref _safeReadOnlyAddress, newSafeReadOnlyAddress);
+        long newHead = Math.Min(desiredHeadAddress, FlushedUntilAddress) & ~_offsetMask;
+        if (newHead > HeadAddress && Monotonic.TryRaise(ref _headAddress, newHead))
+        {
+            _epoch.BumpCurrentEpoch(
+                () =>
+                {
+                    Monotonic.TryRaise(ref _safeHeadAddress, newHead);
+                    _spaceSignal.Signal();
+                },
+                callerEntry);
+        }
     }
 
     public void Dispose()
@@ -146,12 +185,14 @@ internal sealed unsafe partial class HybridLog : IDisposable
         }
 
         _disposed = true;
+        WaitForOutstandingFlushes();
         for (int i = 0; i < _frames.Length; i++)
         {
             if (_frames[i] != 0)
             {
                 NativeMemory.AlignedFree((void*)_frames[i]);
                 _frames[i] = 0;
+                _frameMemory[i] = null;
             }
         }
     }
@@ -166,6 +207,7 @@ internal sealed unsafe partial class HybridLog : IDisposable
         {
             void* memory = NativeMemory.AlignedAlloc((nuint)_pageSize, FrameAlignment);
             NativeMemory.Clear(memory, (nuint)_pageSize);
+            _frameMemory[index] = new FrameMemory((byte*)memory, _pageSize);
             Volatile.Write(ref _frames[index], (nint)memory);
         }
         else

@@ -39,7 +39,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         // Like an upsert, a delete is blind: it shadows the older record with a tombstone at the tail.
-        LogRecord<TKey, TValue> tombstone = AppendRecord(in key, slot.Address, tombstone: true, epochEntry, out long newAddress);
+        if (!TryAppendRecord(in key, slot.Address, tombstone: true, epochEntry, out long newAddress,
+                out LogRecord<TKey, TValue> tombstone))
+        {
+            return OperationStatus.RetryLater;
+        }
+
         return LinkRecord(ref slot, newAddress, tombstone);
     }
 }

@@ -50,7 +50,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus CreateInitialRecord(ref IndexSlot slot, in TKey key, in TInput input, int epochEntry)
     {
-        LogRecord<TKey, TValue> record = AppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address);
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+                out LogRecord<TKey, TValue> record))
+        {
+            return OperationStatus.RetryLater;
+        }
+
         _functions.InitialUpdater(in key, in input, ref record.Value);
         return LinkRecord(ref slot, address, record);
     }
@@ -59,7 +64,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CopyUpdateRecord(
         ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, int epochEntry)
     {
-        LogRecord<TKey, TValue> record = AppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address);
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+                out LogRecord<TKey, TValue> record))
+        {
+            return OperationStatus.RetryLater;
+        }
+
         if (sourceAddress < Log.HeadAddress)
         {
             // The allocation refreshed this thread's epoch while it waited for a page turn, and the source record

@@ -31,7 +31,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, int epochEntry)
     {
-        LogRecord<TKey, TValue> record = AppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address);
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+                out LogRecord<TKey, TValue> record))
+        {
+            return OperationStatus.RetryLater;
+        }
+
         _functions.SingleWriter(in key, in value, ref record.Value);
         return LinkRecord(ref slot, address, record);
     }

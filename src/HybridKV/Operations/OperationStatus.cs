@@ -14,4 +14,9 @@ internal enum OperationStatus : byte
 
     /// <summary>Cannot finish now (an RMW in the fuzzy region, FASTER §6.3); continue in CompletePending.</summary>
     Pending,
+
+    /// <summary>
+    /// The log has no free page frame yet; leave epoch protection, wait for log space, and start over.
+    /// </summary>
+    RetryLater,
 }

@@ -36,20 +36,30 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>
     /// Reserves a record at the tail and writes its header and key; the caller writes the value and then links it.
+    /// Returns false when the log has no free frame yet (the operation then returns
+    /// <see cref="OperationStatus.RetryLater"/>); throws <see cref="LogFullException"/> when it never will.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private LogRecord<TKey, TValue> AppendRecord(
-        in TKey key, long previousAddress, bool tombstone, int epochEntry, out long address)
+    private bool TryAppendRecord(
+        in TKey key, long previousAddress, bool tombstone, int epochEntry, out long address,
+        out LogRecord<TKey, TValue> record)
     {
-        if (!Log.TryAllocate(RecordSize, epochEntry, out address))
+        AllocationResult result = Log.TryAllocate(RecordSize, epochEntry, out address);
+        if (result != AllocationResult.Success)
         {
-            ThrowHelper.ThrowLogFull(_settings.MemorySizeBytes, Log.PageSize, Log.TailAddress);
+            if (result == AllocationResult.Full)
+            {
+                ThrowHelper.ThrowLogFull(_settings.MemorySizeBytes, Log.PageSize, Log.TailAddress);
+            }
+
+            record = default;
+            return false;
         }
 
-        LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+        record = Log.GetRecord<TKey, TValue>(address);
         record.Key = key;
         record.Header = RecordHeader.Create(previousAddress, _version, tombstone);
-        return record;
+        return true;
     }
 
     /// <summary>

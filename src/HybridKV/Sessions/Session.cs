@@ -74,18 +74,28 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
     /// <returns><see cref="Status.Ok"/>.</returns>
     public Status Upsert(in TKey key, in TValue value)
     {
-        Enter();
-        try
+        while (true)
         {
-            while (_engine.InternalUpsert(in key, in value, _epochEntry) == OperationStatus.RetryNow)
+            Task logSpace = _engine.Log.SpaceSignal;
+            OperationStatus status;
+            Enter();
+            try
             {
+                while ((status = _engine.InternalUpsert(in key, in value, _epochEntry)) == OperationStatus.RetryNow)
+                {
+                }
+            }
+            finally
+            {
+                Exit();
             }
 
-            return Status.Ok;
-        }
-        finally
-        {
-            Exit();
+            if (status != OperationStatus.RetryLater)
+            {
+                return ToStatus(status);
+            }
+
+            WaitForLogSpace(logSpace);
         }
     }
 
@@ -100,24 +110,33 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
     /// <see cref="CompletePending"/>.</returns>
     public Status RMW(in TKey key, in TInput input, TContext context)
     {
-        Enter();
-        try
+        while (true)
         {
+            Task logSpace = _engine.Log.SpaceSignal;
             OperationStatus status;
-            while ((status = _engine.InternalRMW(in key, in input, _epochEntry)) == OperationStatus.RetryNow)
+            Enter();
+            try
             {
+                while ((status = _engine.InternalRMW(in key, in input, _epochEntry)) == OperationStatus.RetryNow)
+                {
+                }
+
+                if (status == OperationStatus.Pending)
+                {
+                    _pending.Enqueue(new(PendingKind.RMW, in key, in input, default!, context));
+                }
+            }
+            finally
+            {
+                Exit();
             }
 
-            if (status == OperationStatus.Pending)
+            if (status != OperationStatus.RetryLater)
             {
-                _pending.Enqueue(new(PendingKind.RMW, in key, in input, default!, context));
+                return ToStatus(status);
             }
 
-            return ToStatus(status);
-        }
-        finally
-        {
-            Exit();
+            WaitForLogSpace(logSpace);
         }
     }
 
@@ -125,19 +144,28 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
     /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if the key did not exist.</returns>
     public Status Delete(in TKey key)
     {
-        Enter();
-        try
+        while (true)
         {
+            Task logSpace = _engine.Log.SpaceSignal;
             OperationStatus status;
-            while ((status = _engine.InternalDelete(in key, _epochEntry)) == OperationStatus.RetryNow)
+            Enter();
+            try
             {
+                while ((status = _engine.InternalDelete(in key, _epochEntry)) == OperationStatus.RetryNow)
+                {
+                }
+            }
+            finally
+            {
+                Exit();
             }
 
-            return ToStatus(status);
-        }
-        finally
-        {
-            Exit();
+            if (status != OperationStatus.RetryLater)
+            {
+                return ToStatus(status);
+            }
+
+            WaitForLogSpace(logSpace);
         }
     }
 
@@ -182,7 +210,7 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
             {
                 PendingOperation<TKey, TInput, TOutput, TContext> operation = _pending.Dequeue();
                 OperationStatus status = _engine.ContinuePending(operation, _epochEntry);
-                if (status == OperationStatus.Pending)
+                if (status is OperationStatus.Pending or OperationStatus.RetryLater)
                 {
                     _pending.Enqueue(operation);
                     continue;
@@ -231,6 +259,15 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Exit() => _epoch.Unprotect(_epochEntry);
+
+    /// <summary>
+    /// Waits, unprotected, until the log may have a free frame: a flush finished or the head moved. The signal was
+    /// taken before the attempt that failed, so none is missed; the wait is bounded anyway, because the attempt is
+    /// simply made again.
+    /// </summary>
+    private static void WaitForLogSpace(Task logSpace) => logSpace.Wait(LogSpaceRecheckInterval);
+
+    private static readonly TimeSpan LogSpaceRecheckInterval = TimeSpan.FromMilliseconds(50);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfDisposed()

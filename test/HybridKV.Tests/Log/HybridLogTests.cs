@@ -20,7 +20,7 @@ public sealed class HybridLogTests
         var addresses = new List<long>();
         for (int i = 0; i < 40; i++)
         {
-            Assert.True(log.TryAllocate(RecordSize, entry, out long address));
+            Assert.Equal(AllocationResult.Success, log.TryAllocate(RecordSize, entry, out long address));
             addresses.Add(address);
         }
 
@@ -51,7 +51,7 @@ public sealed class HybridLogTests
         epoch.Protect(waiter);
         for (long used = LogAddress.FirstValid; used < PageSize; used += RecordSize)
         {
-            Assert.True(log.TryAllocate(RecordSize, waiter, out _));
+            Assert.Equal(AllocationResult.Success, log.TryAllocate(RecordSize, waiter, out _));
         }
 
         // Actions bumped while the waiter sits in an old epoch cannot run: the drain list fills up.
@@ -82,7 +82,7 @@ public sealed class HybridLogTests
         Task<long> waiting = Task.Factory.StartNew(
             () =>
             {
-                Assert.True(log.TryAllocate(RecordSize, waiter, out long address));
+                Assert.Equal(AllocationResult.Success, log.TryAllocate(RecordSize, waiter, out long address));
                 return address;
             },
             CancellationToken.None,
