@@ -37,6 +37,10 @@ internal struct CountFunctions : IFunctions<long, long, long, long, Empty>
     public readonly void RMWCompletionCallback(in long key, in long input, Empty context, Status status)
     {
     }
+
+    public readonly void DeleteCompletionCallback(in long key, Empty context, Status status)
+    {
+    }
 }
 
 /// <summary>No per-operation context is needed here.</summary>

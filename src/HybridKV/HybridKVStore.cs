@@ -1,3 +1,4 @@
+using HybridKV.Devices;
 using HybridKV.Diagnostics;
 using HybridKV.Log;
 using HybridKV.Operations;
@@ -33,6 +34,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
     private readonly StoreMetrics _metrics;
     private readonly ILogger _logger;
+
+    // The device the store created from StoreSettings.LogDirectory, which it therefore disposes.
+    private readonly LocalFileDevice? _ownedDevice;
     private int _openSessions;
     private int _disposed;
 
@@ -56,12 +60,25 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         Settings = settings;
-        _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(settings, functions);
+        if (settings.LogDirectory is not null)
+        {
+            _ownedDevice = new LocalFileDevice(new LocalFileDeviceOptions
+            {
+                Directory = Path.Combine(settings.LogDirectory, "log"),
+                SegmentSize = 1L << settings.LogSegmentSizeBits,
+                SectorSize = Math.Min(LocalFileDeviceDefaultSector, settings.PageSize),
+            });
+        }
+
+        _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+            settings, functions, settings.LogDevice ?? _ownedDevice);
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => Volatile.Read(ref _openSessions));
         _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }
+
+    private const int LocalFileDeviceDefaultSector = 4096;
 
     /// <summary>The settings the store was created with.</summary>
     public StoreSettings Settings { get; }
@@ -71,6 +88,43 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     /// <summary>Records below this address are read-only: updates copy them to the tail.</summary>
     public long ReadOnlyAddress => _engine.Log.ReadOnlyAddress;
+
+    /// <summary>Records below this address are on the log device, not in memory.</summary>
+    public long HeadAddress => _engine.Log.HeadAddress;
+
+    /// <summary>The lowest address still part of the log; reads of older records return <see cref="Status.NotFound"/>.</summary>
+    public long BeginAddress => _engine.Log.BeginAddress;
+
+    /// <summary>Everything below this address has been written to the log device.</summary>
+    public long FlushedUntilAddress => _engine.Log.FlushedUntilAddress;
+
+    /// <summary>
+    /// Drops the log below <paramref name="newBeginAddress"/>: records there read as absent from now on, and once no
+    /// operation can still be looking at them, whole device segments below the address are deleted.
+    /// </summary>
+    /// <param name="newBeginAddress">From the current <see cref="BeginAddress"/> to <see cref="HeadAddress"/>.</param>
+    /// <param name="cancellationToken">Cancels waiting for the segments to be deleted.</param>
+    public async Task ShiftBeginAddressAsync(long newBeginAddress, CancellationToken cancellationToken = default)
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        if (newBeginAddress < BeginAddress || newBeginAddress > HeadAddress)
+        {
+            throw new ArgumentOutOfRangeException(nameof(newBeginAddress), newBeginAddress,
+                $"The new begin address must be from the current begin address ({BeginAddress}) to the head " +
+                $"address ({HeadAddress}); records above the head are still in memory.");
+        }
+
+        long safeEpoch = _engine.Log.ShiftBeginAddress(newBeginAddress);
+        await _engine.Epoch.WaitUntilSafeAsync(safeEpoch, cancellationToken).ConfigureAwait(false);
+        if (_engine.Log.Device is { } device)
+        {
+            await device.TruncateUntilAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
+        }
+    }
 
     /// <summary>The number of sessions currently open.</summary>
     public int OpenSessionCount => Volatile.Read(ref _openSessions);
@@ -124,5 +178,6 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         StoreLog.StoreDisposed(_logger, _engine.Log.TailAddress);
         _metrics.Dispose();
         _engine.Dispose();
+        _ownedDevice?.Dispose();
     }
 }

@@ -43,4 +43,7 @@ public interface IFunctions<TKey, TValue, TInput, TOutput, TContext> : IKeyCompa
 
     /// <summary>Reports the end of an RMW that returned <see cref="Status.Pending"/>.</summary>
     void RMWCompletionCallback(in TKey key, in TInput input, TContext context, Status status);
+
+    /// <summary>Reports the end of a delete that returned <see cref="Status.Pending"/>.</summary>
+    void DeleteCompletionCallback(in TKey key, TContext context, Status status);
 }

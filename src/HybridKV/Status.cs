@@ -14,4 +14,10 @@ public enum Status : byte
     /// <c>CompletePending</c>, which reports its final status to the completion callback.
     /// </summary>
     Pending = 2,
+
+    /// <summary>
+    /// A pending operation failed because the device could not read the record it needed; the store is unchanged by
+    /// it. Reported to completion callbacks (the asynchronous methods throw the underlying exception instead).
+    /// </summary>
+    Error = 3,
 }

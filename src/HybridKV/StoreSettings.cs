@@ -1,4 +1,5 @@
 using System.Numerics;
+using HybridKV.Devices;
 using Microsoft.Extensions.Logging;
 
 namespace HybridKV;
@@ -59,6 +60,30 @@ public sealed record StoreSettings
     /// </summary>
     public int MaxSessions { get; init; } = 128;
 
+    /// <summary>
+    /// The device that holds the log below the head address, owned by the caller (the store does not dispose it).
+    /// With neither this nor <see cref="LogDirectory"/>, the whole log stays in memory.
+    /// </summary>
+    public StorageDevice? LogDevice { get; init; }
+
+    /// <summary>
+    /// A directory for the store's files: the log goes to <c>{LogDirectory}/log</c> on a <see cref="LocalFileDevice"/>
+    /// that the store creates and disposes (later, checkpoints go beside it). Exclusive with <see cref="LogDevice"/>.
+    /// </summary>
+    public string? LogDirectory { get; init; }
+
+    /// <summary>
+    /// log2 of the segment file size when the store creates its own device (<see cref="LogDirectory"/>), from
+    /// <see cref="MinLogSegmentSizeBits"/> to <see cref="MaxLogSegmentSizeBits"/>. Default 30 (1 GiB files).
+    /// </summary>
+    public int LogSegmentSizeBits { get; init; } = 30;
+
+    /// <summary>The smallest allowed <see cref="LogSegmentSizeBits"/> (64 KiB).</summary>
+    public const int MinLogSegmentSizeBits = 16;
+
+    /// <summary>The largest allowed <see cref="LogSegmentSizeBits"/> (1 TiB).</summary>
+    public const int MaxLogSegmentSizeBits = 40;
+
     /// <summary>Where the store logs; <see langword="null"/> for no logging.</summary>
     public ILoggerFactory? LoggerFactory { get; init; }
 
@@ -108,6 +133,36 @@ public sealed record StoreSettings
                 nameof(MutableFraction),
                 MutableFraction,
                 $"{nameof(MutableFraction)} must be greater than 0 and at most 1.");
+        }
+
+        if (LogDevice is not null && LogDirectory is not null)
+        {
+            throw new ArgumentException(
+                $"Set either {nameof(LogDevice)} or {nameof(LogDirectory)}, not both.", nameof(LogDirectory));
+        }
+
+        if (LogDirectory is not null && string.IsNullOrWhiteSpace(LogDirectory))
+        {
+            throw new ArgumentException($"{nameof(LogDirectory)} must name a directory.", nameof(LogDirectory));
+        }
+
+        if (LogSegmentSizeBits < MinLogSegmentSizeBits || LogSegmentSizeBits > MaxLogSegmentSizeBits ||
+            LogSegmentSizeBits < PageSizeBits)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogSegmentSizeBits),
+                LogSegmentSizeBits,
+                $"{nameof(LogSegmentSizeBits)} must be from {Math.Max(MinLogSegmentSizeBits, PageSizeBits)} " +
+                $"(at least one page) to {MaxLogSegmentSizeBits}.");
+        }
+
+        if (LogDevice is not null && LogDevice.SectorSize > PageSize)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogDevice),
+                LogDevice.SectorSize,
+                $"The log device's sector size ({LogDevice.SectorSize} bytes) must not exceed the page size " +
+                $"({PageSize} bytes); raise {nameof(PageSizeBits)}.");
         }
 
         if (MaxSessions < 1 || MaxSessions > MaxMaxSessions)

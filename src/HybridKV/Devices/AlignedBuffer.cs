@@ -25,6 +25,9 @@ public sealed unsafe class AlignedBuffer : MemoryManager<byte>
         NativeMemory.Clear(_pointer, (nuint)length);
     }
 
+    /// <summary>The buffer's length in bytes.</summary>
+    public int Length => _length;
+
     /// <summary>The buffer as a span.</summary>
     public Span<byte> Span => GetSpan();
 

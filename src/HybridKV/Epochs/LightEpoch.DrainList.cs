@@ -120,4 +120,21 @@ internal sealed partial class LightEpoch
 
         public Action? Action;
     }
+
+    /// <summary>
+    /// Completes once <paramref name="epoch"/> is safe: every participant protected in it or earlier has moved on.
+    /// The caller must not be protected itself.
+    /// </summary>
+    public Task WaitUntilSafeAsync(long epoch, CancellationToken cancellationToken)
+    {
+        var safe = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        if (SafeEpoch >= epoch)
+        {
+            return Task.CompletedTask;
+        }
+
+        // An action bumped now waits for an epoch at least as late as the one asked about.
+        BumpCurrentEpoch(() => safe.TrySetResult());
+        return safe.Task.WaitAsync(cancellationToken);
+    }
 }

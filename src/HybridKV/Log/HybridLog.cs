@@ -177,6 +177,16 @@ internal sealed unsafe partial class HybridLog : IDisposable
         }
     }
 
+    /// <summary>
+    /// Moves the begin address: records below it read as absent for operations that start now.
+    /// </summary>
+    /// <returns>The epoch after which no operation can still be reading below the new begin address.</returns>
+    public long ShiftBeginAddress(long newBeginAddress)
+    {
+        Monotonic.TryRaise(ref _beginAddress, newBeginAddress);
+        return _epoch.BumpCurrentEpoch(static () => { });
+    }
+
     public void Dispose()
     {
         if (_disposed)

@@ -1,36 +1,214 @@
+using HybridKV.Devices;
+using HybridKV.Index;
+using HybridKV.Log;
+
 namespace HybridKV.Operations;
 
-/// <summary>Retrying a parked operation from the start of its algorithm, as CompletePending does.</summary>
+/// <summary>
+/// Continuing parked operations (FASTER appendix G, "pending queue"): retrying from the start, reading records from
+/// the device, and finishing an operation with the record it read.
+/// </summary>
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
-    /// <summary>Runs one more attempt of a pending operation, retrying lost CAS races at once.</summary>
+    /// <summary>Runs a pending operation one step further.</summary>
+    /// <returns>
+    /// A final status; <see cref="OperationStatus.RecordOnStorage"/> when another record must be read (then
+    /// <see cref="StartRecordRead"/>); or <see cref="OperationStatus.Pending"/> / <see cref="OperationStatus.RetryLater"/>
+    /// to be tried again later.
+    /// </returns>
     public OperationStatus ContinuePending(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
     {
-        OperationStatus status;
-        do
+        if (!operation.HasRecord)
         {
-            status = operation.Kind switch
-            {
-                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, epochEntry),
-                _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output),
-            };
+            return Restart(operation, epochEntry);
         }
-        while (status == OperationStatus.RetryNow);
 
-        return status;
+        operation.HasRecord = false;
+        if (operation.IoError is not null)
+        {
+            return OperationStatus.Failed;
+        }
+
+        LogRecord<TKey, TValue> record = RecordIn(operation);
+        if (record.Header.Invalid || !_functions.KeyEquals(in operation.Key, in record.Key))
+        {
+            // Another key with the same tag: follow the chain on the device (it only goes further down the log).
+            long previous = record.Header.PreviousAddress;
+            if (previous >= Log.BeginAddress)
+            {
+                operation.Storage = operation.Storage with { RecordAddress = previous };
+                return OperationStatus.RecordOnStorage;
+            }
+
+            return ContinueWithoutRecord(operation, epochEntry);
+        }
+
+        return ContinueWithRecord(operation, record, epochEntry);
+    }
+
+    /// <summary>Reads the record at <c>operation.Storage.RecordAddress</c>, just its sectors, then calls back.</summary>
+    public void StartRecordRead(
+        PendingOperation<TKey, TInput, TOutput, TContext> operation,
+        Action<PendingOperation<TKey, TInput, TOutput, TContext>> onCompleted)
+    {
+        StorageDevice device = Log.Device!;
+        long sectorMask = device.SectorSize - 1;
+        long address = operation.Storage.RecordAddress;
+        long start = address & ~sectorMask;
+        int length = (int)(((address + RecordSize + sectorMask) & ~sectorMask) - start);
+        if (operation.Buffer is null || operation.Buffer.Length < length)
+        {
+            ((IDisposable?)operation.Buffer)?.Dispose();
+            operation.Buffer = new AlignedBuffer(length, device.SectorSize);
+        }
+
+        operation.RecordOffset = (int)(address - start);
+        _ = ReadRecordAsync(device, start, length, operation, onCompleted);
+    }
+
+    private static async Task ReadRecordAsync(
+        StorageDevice device,
+        long start,
+        int length,
+        PendingOperation<TKey, TInput, TOutput, TContext> operation,
+        Action<PendingOperation<TKey, TInput, TOutput, TContext>> onCompleted)
+    {
+        try
+        {
+            await device.ReadAsync(start, operation.Buffer!.Memory[..length]).ConfigureAwait(false);
+            operation.IoError = null;
+        }
+#pragma warning disable CA1031 // The failure completes the operation with an error status.
+        catch (Exception error)
+#pragma warning restore CA1031
+        {
+            operation.IoError = error;
+        }
+
+        operation.HasRecord = true;
+        onCompleted(operation);
     }
 
     /// <summary>Hands a finished pending operation to its completion callback.</summary>
     public void ReportCompletion(PendingOperation<TKey, TInput, TOutput, TContext> operation, Status status)
     {
-        if (operation.Kind == PendingKind.RMW)
+        switch (operation.Kind)
         {
-            _functions.RMWCompletionCallback(in operation.Key, in operation.Input, operation.Context, status);
+            case PendingKind.RMW:
+                _functions.RMWCompletionCallback(in operation.Key, in operation.Input, operation.Context, status);
+                break;
+            case PendingKind.Delete:
+                _functions.DeleteCompletionCallback(in operation.Key, operation.Context, status);
+                break;
+            default:
+                _functions.ReadCompletionCallback(
+                    in operation.Key, in operation.Input, in operation.Output, operation.Context, status);
+                break;
         }
-        else
+    }
+
+    private OperationStatus ContinueWithRecord(
+        PendingOperation<TKey, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record, int epochEntry)
+    {
+        switch (operation.Kind)
         {
-            _functions.ReadCompletionCallback(
-                in operation.Key, in operation.Input, in operation.Output, operation.Context, status);
+            case PendingKind.Read:
+                if (record.Header.Tombstone)
+                {
+                    return OperationStatus.NotFound;
+                }
+
+                _functions.SingleReader(in operation.Key, in operation.Input, in record.Value, ref operation.Output);
+                return OperationStatus.Success;
+
+            case PendingKind.Delete:
+                if (record.Header.Tombstone)
+                {
+                    return OperationStatus.NotFound;
+                }
+
+                return IsEntryUnchanged(operation, out IndexSlot deleteSlot)
+                    ? Finish(operation, AppendTombstone(ref deleteSlot, in operation.Key, epochEntry), epochEntry)
+                    : Restart(operation, epochEntry);
+
+            default:
+                if (!IsEntryUnchanged(operation, out IndexSlot slot))
+                {
+                    return Restart(operation, epochEntry);
+                }
+
+                OperationStatus status = record.Header.Tombstone
+                    ? CreateInitialRecord(ref slot, in operation.Key, in operation.Input, epochEntry)
+                    : CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, epochEntry);
+                return Finish(operation, status, epochEntry);
         }
+    }
+
+    private OperationStatus ContinueWithoutRecord(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
+    {
+        if (operation.Kind != PendingKind.RMW)
+        {
+            return OperationStatus.NotFound;
+        }
+
+        return IsEntryUnchanged(operation, out IndexSlot slot)
+            ? Finish(operation, CreateInitialRecord(ref slot, in operation.Key, in operation.Input, epochEntry), epochEntry)
+            : Restart(operation, epochEntry);
+    }
+
+    /// <summary>
+    /// Whether the key's index entry still holds what it held when the read was decided: then no newer record of the
+    /// key exists, and an update built on the record read from the device loses nothing.
+    /// </summary>
+    private bool IsEntryUnchanged(PendingOperation<TKey, TInput, TOutput, TContext> operation, out IndexSlot slot)
+    {
+        return Index.TryFindEntry(HashOf(in operation.Key), out slot) && slot.Address == operation.Storage.EntryAddress;
+    }
+
+    /// <summary>A lost CAS (or no log space) after the read: start the operation over.</summary>
+    private OperationStatus Finish(
+        PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, int epochEntry) =>
+        status == OperationStatus.RetryNow ? Restart(operation, epochEntry) : status;
+
+    private OperationStatus Restart(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
+    {
+        OperationStatus status;
+        StorageRead storageRead;
+        do
+        {
+            status = operation.Kind switch
+            {
+                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, epochEntry, out storageRead),
+                PendingKind.Delete => InternalDelete(in operation.Key, epochEntry, out storageRead),
+                _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
+            };
+        }
+        while (status == OperationStatus.RetryNow);
+
+        if (status == OperationStatus.RecordOnStorage)
+        {
+            operation.Storage = storageRead;
+        }
+
+        return status;
+    }
+
+    private OperationStatus CopyUpdateFrom(
+        ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, int epochEntry)
+    {
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+                out LogRecord<TKey, TValue> record))
+        {
+            return OperationStatus.RetryLater;
+        }
+
+        _functions.CopyUpdater(in key, in input, in source.Value, ref record.Value);
+        return LinkRecord(ref slot, address, record);
+    }
+
+    private static unsafe LogRecord<TKey, TValue> RecordIn(PendingOperation<TKey, TInput, TOutput, TContext> operation)
+    {
+        byte* start = (byte*)operation.Buffer!.Pin().Pointer;
+        return new LogRecord<TKey, TValue>(start + operation.RecordOffset);
     }
 }

@@ -8,8 +8,9 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalDelete(in TKey key, int epochEntry)
+    public OperationStatus InternalDelete(in TKey key, int epochEntry, out StorageRead storageRead)
     {
+        storageRead = default;
         if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
         {
             return OperationStatus.NotFound;
@@ -23,22 +24,32 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.NotFound;
         }
 
-        if (region != LogRegion.OnStorage)
+        if (region == LogRegion.OnStorage)
         {
-            LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-            if (record.Header.Tombstone)
-            {
-                return OperationStatus.NotFound;
-            }
-
-            if (region == LogRegion.Mutable)
-            {
-                record.Header.SetTombstone();
-                return OperationStatus.Success;
-            }
+            // Read the record first, so that the status says whether the key existed.
+            storageRead = new StorageRead(address, slot.Address);
+            return OperationStatus.RecordOnStorage;
         }
 
-        // Like an upsert, a delete is blind: it shadows the older record with a tombstone at the tail.
+        LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+        if (record.Header.Tombstone)
+        {
+            return OperationStatus.NotFound;
+        }
+
+        if (region == LogRegion.Mutable)
+        {
+            record.Header.SetTombstone();
+            return OperationStatus.Success;
+        }
+
+        return AppendTombstone(ref slot, in key, epochEntry);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, int epochEntry)
+    {
+        // Like an upsert, the tombstone shadows the older record from the tail.
         if (!TryAppendRecord(in key, slot.Address, tombstone: true, epochEntry, out long newAddress,
                 out LogRecord<TKey, TValue> tombstone))
         {

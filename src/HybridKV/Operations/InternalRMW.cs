@@ -8,8 +8,9 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalRMW(in TKey key, in TInput input, int epochEntry)
+    public OperationStatus InternalRMW(in TKey key, in TInput input, int epochEntry, out StorageRead storageRead)
     {
+        storageRead = default;
         IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
         LogView view = Log.GetView();
         long address = TraceBackForKey(in key, slot.Address, view.HeadAddress);
@@ -21,7 +22,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         if (region == LogRegion.OnStorage)
         {
-            return StorageNotConfigured();
+            storageRead = new StorageRead(address, slot.Address);
+            return OperationStatus.RecordOnStorage;
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);

@@ -8,8 +8,9 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalRead(in TKey key, in TInput input, ref TOutput output)
+    public OperationStatus InternalRead(in TKey key, in TInput input, ref TOutput output, out StorageRead storageRead)
     {
+        storageRead = default;
         if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
         {
             return OperationStatus.NotFound;
@@ -46,7 +47,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             }
 
             case LogRegion.OnStorage:
-                return StorageNotConfigured();
+                storageRead = new StorageRead(address, slot.Address);
+                return OperationStatus.RecordOnStorage;
 
             default:
                 return OperationStatus.NotFound;

@@ -9,6 +9,9 @@ internal enum OperationStatus : byte
     /// <summary>Done: the key does not exist.</summary>
     NotFound,
 
+    /// <summary>Done: a device read the operation needed failed.</summary>
+    Failed,
+
     /// <summary>A compare-and-swap on the index lost a race; start over from the index at once.</summary>
     RetryNow,
 
@@ -16,7 +19,21 @@ internal enum OperationStatus : byte
     Pending,
 
     /// <summary>
+    /// The record is below the head address: read it from the device (<see cref="StorageRead"/> says where) and
+    /// continue in CompletePending.
+    /// </summary>
+    RecordOnStorage,
+
+    /// <summary>
     /// The log has no free page frame yet; leave epoch protection, wait for log space, and start over.
     /// </summary>
     RetryLater,
 }
+
+/// <summary>What an operation that returned <see cref="OperationStatus.RecordOnStorage"/> needs read.</summary>
+/// <param name="RecordAddress">The address of the record to read.</param>
+/// <param name="EntryAddress">
+/// The address the key's index entry held when the operation looked: an update that continues after the read is
+/// valid only if the entry still holds it (no newer record of the key was added meanwhile).
+/// </param>
+internal readonly record struct StorageRead(long RecordAddress, long EntryAddress);

@@ -1,3 +1,5 @@
+using HybridKV.Devices;
+
 namespace HybridKV.Operations;
 
 /// <summary>The kinds of operation that can go pending.</summary>
@@ -5,13 +7,15 @@ internal enum PendingKind : byte
 {
     Read,
     RMW,
+    Delete,
 }
 
 /// <summary>
-/// An operation parked on its session until CompletePending retries it. Allocated only when an operation goes pending,
-/// never on the in-memory fast path.
+/// An operation parked on its session until CompletePending continues it: either retried from the start (an RMW that
+/// met the fuzzy region, or one that waited for log space), or continued with a record read from the device.
+/// Allocated only when an operation goes pending, never on the in-memory fast path.
 /// </summary>
-internal sealed class PendingOperation<TKey, TInput, TOutput, TContext>
+internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDisposable
 {
     public PendingOperation(PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context)
     {
@@ -31,4 +35,25 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext>
     public TOutput Output;
 
     public TContext Context { get; }
+
+    /// <summary>Where the record being (or to be) read lives, and what the index held when the read was decided.</summary>
+    public StorageRead Storage { get; set; }
+
+    /// <summary>Whether <see cref="Buffer"/> holds the record at <see cref="Storage"/> (or <see cref="IoError"/> is set).</summary>
+    public bool HasRecord { get; set; }
+
+    /// <summary>The sector-aligned bytes read from the device.</summary>
+    public AlignedBuffer? Buffer { get; set; }
+
+    /// <summary>Where the record starts in <see cref="Buffer"/>.</summary>
+    public int RecordOffset { get; set; }
+
+    /// <summary>Why the device read failed, if it did.</summary>
+    public Exception? IoError { get; set; }
+
+    public void Dispose()
+    {
+        ((IDisposable?)Buffer)?.Dispose();
+        Buffer = null;
+    }
 }

@@ -78,9 +78,4 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         record.Header.SetInvalid();
         return OperationStatus.RetryNow;
     }
-
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private static OperationStatus StorageNotConfigured() =>
-        throw new InvalidOperationException(
-            "A record lies below the head address, but this store keeps its whole log in memory. This is a bug.");
 }

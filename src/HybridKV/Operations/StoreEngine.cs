@@ -1,3 +1,4 @@
+using HybridKV.Devices;
 using HybridKV.Epochs;
 using HybridKV.Index;
 using HybridKV.Log;
@@ -22,13 +23,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // The CPR version stamped into new records (CPR §6); 1 until checkpoints exist.
     private readonly long _version = 1;
 
-    public StoreEngine(StoreSettings settings, TFunctions functions)
+    public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device)
     {
         _settings = settings;
         _functions = functions;
         Epoch = new LightEpoch(settings.MaxSessions);
         Index = new HashIndex(settings.IndexBuckets);
-        Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages);
+        Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device);
     }
 
     public LightEpoch Epoch { get; }

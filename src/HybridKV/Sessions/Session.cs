@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using System.Runtime.CompilerServices;
 using HybridKV.Epochs;
 using HybridKV.Operations;
@@ -8,21 +9,32 @@ namespace HybridKV.Sessions;
 /// <summary>
 /// A logical thread of operations on a store (FASTER §2.5, CPR §2): used by one caller at a time, but not tied to an
 /// OS thread, so it may continue on another thread after an <c>await</c>. Each operation holds epoch protection only
-/// for its own synchronous stretch; operations that cannot finish at once return <see cref="Status.Pending"/> and are
-/// finished by <see cref="CompletePending"/>.
+/// for its own synchronous stretch; operations that cannot finish at once (a record on the device, an RMW in the
+/// fuzzy region) return <see cref="Status.Pending"/> and are finished by <see cref="CompletePending"/>, which reports
+/// them to the completion callbacks.
 /// </summary>
 /// <remarks>A session is not thread-safe: never call it from two threads at once.</remarks>
-public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
+public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
     where TValue : unmanaged
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
 {
+    private static readonly TimeSpan RecheckInterval = TimeSpan.FromMilliseconds(50);
+
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
     private readonly HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> _store;
     private readonly LightEpoch _epoch;
-    private readonly Queue<PendingOperation<TKey, TInput, TOutput, TContext>> _pending = new();
 
-    // Not owned by anybody else while >= 0; -1 once the session is disposed.
+    // Operations to retry now: fuzzy-region RMWs, operations that waited for log space, and finished device reads.
+    private readonly Queue<PendingOperation<TKey, TInput, TOutput, TContext>> _ready = new();
+
+    // Device reads finish on other threads; they land here and wake CompletePending.
+    private readonly ConcurrentQueue<PendingOperation<TKey, TInput, TOutput, TContext>> _readsDone = new();
+    private readonly AsyncSignal _readDone = new();
+    private readonly Action<PendingOperation<TKey, TInput, TOutput, TContext>> _onReadDone;
+    private int _readsInFlight;
+
+    // Owned by this session while >= 0; -1 once the session is disposed.
     private int _epochEntry;
 
     internal Session(
@@ -34,18 +46,20 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
         _engine = engine;
         _epoch = engine.Epoch;
         _epochEntry = epochEntry;
+        _onReadDone = OnReadDone;
         Id = Guid.NewGuid();
     }
 
     /// <summary>The session's identity.</summary>
     public Guid Id { get; }
 
-    /// <summary>The number of operations waiting for <see cref="CompletePending"/>.</summary>
-    public int PendingCount => _pending.Count;
+    /// <summary>The number of operations that returned <see cref="Status.Pending"/> and have not completed yet.</summary>
+    public int PendingCount => _ready.Count + Volatile.Read(ref _readsInFlight) + _readsDone.Count;
 
     /// <summary>Reads a key with the default input.</summary>
-    /// <returns><see cref="Status.Ok"/> and <paramref name="output"/> filled by a reader callback, or
-    /// <see cref="Status.NotFound"/>.</returns>
+    /// <returns><see cref="Status.Ok"/> and <paramref name="output"/> filled by a reader callback,
+    /// <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the record is on the device (the read
+    /// completes in <see cref="CompletePending"/>, which hands the output to the completion callback).</returns>
     public Status Read(in TKey key, ref TOutput output) => Read(in key, default!, ref output, default!);
 
     /// <summary>Reads a key: a reader callback turns the value and <paramref name="input"/> into the output.</summary>
@@ -56,10 +70,10 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
         Enter();
         try
         {
-            OperationStatus status = _engine.InternalRead(in key, in input, ref output);
-            if (status == OperationStatus.Pending)
+            OperationStatus status = _engine.InternalRead(in key, in input, ref output, out StorageRead storageRead);
+            if (status == OperationStatus.RecordOnStorage)
             {
-                _pending.Enqueue(new(PendingKind.Read, in key, in input, in output, context));
+                StartRead(new(PendingKind.Read, in key, in input, in output, context) { Storage = storageRead });
             }
 
             return ToStatus(status);
@@ -70,7 +84,7 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
         }
     }
 
-    /// <summary>Inserts or overwrites the value of a key.</summary>
+    /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     public Status Upsert(in TKey key, in TValue value)
     {
@@ -95,7 +109,7 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
                 return ToStatus(status);
             }
 
-            WaitForLogSpace(logSpace);
+            logSpace.Wait(RecheckInterval);
         }
     }
 
@@ -117,13 +131,19 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
             Enter();
             try
             {
-                while ((status = _engine.InternalRMW(in key, in input, _epochEntry)) == OperationStatus.RetryNow)
+                StorageRead storageRead;
+                while ((status = _engine.InternalRMW(in key, in input, _epochEntry, out storageRead)) ==
+                       OperationStatus.RetryNow)
                 {
                 }
 
                 if (status == OperationStatus.Pending)
                 {
-                    _pending.Enqueue(new(PendingKind.RMW, in key, in input, default!, context));
+                    _ready.Enqueue(new(PendingKind.RMW, in key, in input, default!, context));
+                }
+                else if (status == OperationStatus.RecordOnStorage)
+                {
+                    StartRead(new(PendingKind.RMW, in key, in input, default!, context) { Storage = storageRead });
                 }
             }
             finally
@@ -136,13 +156,17 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
                 return ToStatus(status);
             }
 
-            WaitForLogSpace(logSpace);
+            logSpace.Wait(RecheckInterval);
         }
     }
 
+    /// <summary>Deletes a key with the default context.</summary>
+    public Status Delete(in TKey key) => Delete(in key, default!);
+
     /// <summary>Deletes a key.</summary>
-    /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if the key did not exist.</returns>
-    public Status Delete(in TKey key)
+    /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/> if the key did not exist, or
+    /// <see cref="Status.Pending"/> when its record is on the device (finished in <see cref="CompletePending"/>).</returns>
+    public Status Delete(in TKey key, TContext context)
     {
         while (true)
         {
@@ -151,8 +175,14 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
             Enter();
             try
             {
-                while ((status = _engine.InternalDelete(in key, _epochEntry)) == OperationStatus.RetryNow)
+                StorageRead storageRead;
+                while ((status = _engine.InternalDelete(in key, _epochEntry, out storageRead)) == OperationStatus.RetryNow)
                 {
+                }
+
+                if (status == OperationStatus.RecordOnStorage)
+                {
+                    StartRead(new(PendingKind.Delete, in key, default!, default!, context) { Storage = storageRead });
                 }
             }
             finally
@@ -165,14 +195,15 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
                 return ToStatus(status);
             }
 
-            WaitForLogSpace(logSpace);
+            logSpace.Wait(RecheckInterval);
         }
     }
 
     /// <summary>
     /// Continues this session's pending operations, reporting each finished one to its completion callback.
     /// </summary>
-    /// <param name="wait">Whether to keep going until every pending operation has finished.</param>
+    /// <param name="wait">Whether to keep going until every pending operation has finished. The wait blocks on device
+    /// completions rather than spinning.</param>
     /// <returns><see langword="true"/> if no operation is pending any more.</returns>
     public bool CompletePending(bool wait = false)
     {
@@ -180,12 +211,10 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
         var spinner = new SpinWait();
         while (true)
         {
-            if (_pending.Count > 0)
-            {
-                ContinuePendingOnce();
-            }
-
-            if (_pending.Count == 0)
+            Task readDone = _readDone.NextSignal;
+            Task logSpace = _engine.Log.SpaceSignal;
+            bool progressed = ContinuePendingOnce(out bool waitingForSpace);
+            if (PendingCount == 0)
             {
                 return true;
             }
@@ -195,34 +224,89 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
                 return false;
             }
 
-            // Unprotected here: other sessions finish their operations and the epoch (and with it the safe read-only
-            // offset) moves on, which is what the parked operations wait for.
-            spinner.SpinOnce();
+            if (progressed)
+            {
+                continue;
+            }
+
+            // Unprotected here, so that the epoch (and with it the safe read-only offset and the head) moves on.
+            if (waitingForSpace)
+            {
+                logSpace.Wait(RecheckInterval);
+            }
+            else if (_ready.Count == 0)
+            {
+                readDone.Wait(RecheckInterval);
+            }
+            else
+            {
+                spinner.SpinOnce();
+            }
         }
     }
 
-    private void ContinuePendingOnce()
+    private bool ContinuePendingOnce(out bool waitingForSpace)
     {
+        waitingForSpace = false;
+        while (_readsDone.TryDequeue(out PendingOperation<TKey, TInput, TOutput, TContext>? done))
+        {
+            _ready.Enqueue(done);
+        }
+
+        if (_ready.Count == 0)
+        {
+            return false;
+        }
+
+        bool progressed = false;
         Enter();
         try
         {
-            for (int remaining = _pending.Count; remaining > 0; remaining--)
+            for (int remaining = _ready.Count; remaining > 0; remaining--)
             {
-                PendingOperation<TKey, TInput, TOutput, TContext> operation = _pending.Dequeue();
+                PendingOperation<TKey, TInput, TOutput, TContext> operation = _ready.Dequeue();
                 OperationStatus status = _engine.ContinuePending(operation, _epochEntry);
-                if (status is OperationStatus.Pending or OperationStatus.RetryLater)
+                switch (status)
                 {
-                    _pending.Enqueue(operation);
-                    continue;
+                    case OperationStatus.Pending:
+                        _ready.Enqueue(operation);
+                        break;
+                    case OperationStatus.RetryLater:
+                        waitingForSpace = true;
+                        _ready.Enqueue(operation);
+                        break;
+                    case OperationStatus.RecordOnStorage:
+                        StartRead(operation);
+                        progressed = true;
+                        break;
+                    default:
+                        operation.Dispose();
+                        _engine.ReportCompletion(operation, ToStatus(status));
+                        progressed = true;
+                        break;
                 }
-
-                _engine.ReportCompletion(operation, ToStatus(status));
             }
         }
         finally
         {
             Exit();
         }
+
+        return progressed;
+    }
+
+    private void StartRead(PendingOperation<TKey, TInput, TOutput, TContext> operation)
+    {
+        Interlocked.Increment(ref _readsInFlight);
+        _engine.StartRecordRead(operation, _onReadDone);
+    }
+
+    private void OnReadDone(PendingOperation<TKey, TInput, TOutput, TContext> operation)
+    {
+        // Queued before the count drops, so that PendingCount never reads zero while the operation is unfinished.
+        _readsDone.Enqueue(operation);
+        Interlocked.Decrement(ref _readsInFlight);
+        _readDone.Signal();
     }
 
     /// <summary>Finishes pending operations (waiting for them) and gives the session's epoch entry back.</summary>
@@ -260,15 +344,6 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Exit() => _epoch.Unprotect(_epochEntry);
 
-    /// <summary>
-    /// Waits, unprotected, until the log may have a free frame: a flush finished or the head moved. The signal was
-    /// taken before the attempt that failed, so none is missed; the wait is bounded anyway, because the attempt is
-    /// simply made again.
-    /// </summary>
-    private static void WaitForLogSpace(Task logSpace) => logSpace.Wait(LogSpaceRecheckInterval);
-
-    private static readonly TimeSpan LogSpaceRecheckInterval = TimeSpan.FromMilliseconds(50);
-
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfDisposed()
     {
@@ -283,6 +358,7 @@ public sealed class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
     {
         OperationStatus.Success => Status.Ok,
         OperationStatus.NotFound => Status.NotFound,
+        OperationStatus.Failed => Status.Error,
         _ => Status.Pending,
     };
 }

@@ -159,5 +159,7 @@ public sealed class BadInputTests
         }
 
         public readonly void RMWCompletionCallback(in long key, in long input, Empty context, Status status) { }
+
+        public readonly void DeleteCompletionCallback(in long key, Empty context, Status status) { }
     }
 }

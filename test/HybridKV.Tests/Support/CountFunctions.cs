@@ -52,9 +52,12 @@ public struct CountFunctions : IFunctions<long, long, long, long, CountContext?>
 
     public readonly void ReadCompletionCallback(
         in long key, in long input, in long output, CountContext? context, Status status) =>
-        context?.Completed(status);
+        context?.Completed(status, output);
 
     public readonly void RMWCompletionCallback(in long key, in long input, CountContext? context, Status status) =>
+        context?.Completed(status);
+
+    public readonly void DeleteCompletionCallback(in long key, CountContext? context, Status status) =>
         context?.Completed(status);
 }
 
@@ -67,9 +70,13 @@ public sealed class CountContext
 
     public Status LastStatus { get; private set; } = Status.Pending;
 
-    public void Completed(Status status)
+    /// <summary>The output a pending read completed with.</summary>
+    public long Output { get; private set; }
+
+    public void Completed(Status status, long output = 0)
     {
         LastStatus = status;
+        Output = output;
         Interlocked.Increment(ref _completions);
     }
 }
