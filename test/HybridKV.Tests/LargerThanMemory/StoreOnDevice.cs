@@ -1,0 +1,74 @@
+using HybridKV.Devices;
+using HybridKV.Sessions;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.LargerThanMemory;
+
+/// <summary>Stores whose log is many times their memory budget, and synchronous helpers over pending operations.</summary>
+internal static class StoreOnDevice
+{
+    /// <summary>16 pages of 4 KiB in memory; 64 KiB segment files.</summary>
+    public const long MemoryBytes = 1L << 16;
+
+    public static StoreSettings Settings(string? directory = null, StorageDevice? device = null) => new()
+    {
+        IndexBuckets = 1L << 12,
+        PageSizeBits = 12,
+        MemorySizeBytes = MemoryBytes,
+        MutableFraction = 0.5,
+        LogDirectory = directory,
+        LogDevice = device,
+        LogSegmentSizeBits = 16,
+        MaxSessions = 16,
+    };
+
+    public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(StoreSettings settings) =>
+        TestStores.Create(settings);
+
+    /// <summary>Reads a key, completing the read if it went to the device.</summary>
+    public static (Status Status, long Value) ReadNow(
+        this Session<long, long, long, long, CountContext?, CountFunctions> session, long key)
+    {
+        var context = new CountContext();
+        long output = 0;
+        Status status = session.Read(key, 0, ref output, context);
+        if (status != Status.Pending)
+        {
+            return (status, output);
+        }
+
+        Assert.True(session.CompletePending(wait: true));
+        Assert.Equal(1, context.Completions);
+        return (context.LastStatus, context.Output);
+    }
+
+    /// <summary>Runs an RMW, completing it if it went pending; returns its final status.</summary>
+    public static Status RMWNow(this Session<long, long, long, long, CountContext?, CountFunctions> session, long key, long delta)
+    {
+        var context = new CountContext();
+        Status status = session.RMW(key, delta, context);
+        if (status != Status.Pending)
+        {
+            return status;
+        }
+
+        Assert.True(session.CompletePending(wait: true));
+        Assert.Equal(1, context.Completions);
+        return context.LastStatus;
+    }
+
+    /// <summary>Deletes a key, completing the delete if it went to the device; returns its final status.</summary>
+    public static Status DeleteNow(this Session<long, long, long, long, CountContext?, CountFunctions> session, long key)
+    {
+        var context = new CountContext();
+        Status status = session.Delete(key, context);
+        if (status != Status.Pending)
+        {
+            return status;
+        }
+
+        Assert.True(session.CompletePending(wait: true));
+        Assert.Equal(1, context.Completions);
+        return context.LastStatus;
+    }
+}
