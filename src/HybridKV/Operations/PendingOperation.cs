@@ -51,6 +51,9 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
     /// <summary>Why the device read failed, if it did.</summary>
     public Exception? IoError { get; set; }
 
+    /// <summary>Set for operations started by an asynchronous method, which awaits it.</summary>
+    public TaskCompletionSource<(Status Status, TOutput Output)>? Completion { get; set; }
+
     public void Dispose()
     {
         ((IDisposable?)Buffer)?.Dispose();

@@ -65,24 +65,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Reads a key: a reader callback turns the value and <paramref name="input"/> into the output.</summary>
     /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the
     /// read finishes in <see cref="CompletePending"/> (the completion callback then receives the output).</returns>
-    public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context)
-    {
-        Enter();
-        try
-        {
-            OperationStatus status = _engine.InternalRead(in key, in input, ref output, out StorageRead storageRead);
-            if (status == OperationStatus.RecordOnStorage)
-            {
-                StartRead(new(PendingKind.Read, in key, in input, in output, context) { Storage = storageRead });
-            }
-
-            return ToStatus(status);
-        }
-        finally
-        {
-            Exit();
-        }
-    }
+    public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context) =>
+        ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, out _));
 
     /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
@@ -91,19 +75,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status;
-            Enter();
-            try
-            {
-                while ((status = _engine.InternalUpsert(in key, in value, _epochEntry)) == OperationStatus.RetryNow)
-                {
-                }
-            }
-            finally
-            {
-                Exit();
-            }
-
+            OperationStatus status = TryUpsertOnce(in key, in value);
             if (status != OperationStatus.RetryLater)
             {
                 return ToStatus(status);
@@ -127,30 +99,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status;
-            Enter();
-            try
-            {
-                StorageRead storageRead;
-                while ((status = _engine.InternalRMW(in key, in input, _epochEntry, out storageRead)) ==
-                       OperationStatus.RetryNow)
-                {
-                }
-
-                if (status == OperationStatus.Pending)
-                {
-                    _ready.Enqueue(new(PendingKind.RMW, in key, in input, default!, context));
-                }
-                else if (status == OperationStatus.RecordOnStorage)
-                {
-                    StartRead(new(PendingKind.RMW, in key, in input, default!, context) { Storage = storageRead });
-                }
-            }
-            finally
-            {
-                Exit();
-            }
-
+            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: false, out _);
             if (status != OperationStatus.RetryLater)
             {
                 return ToStatus(status);
@@ -171,25 +120,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status;
-            Enter();
-            try
-            {
-                StorageRead storageRead;
-                while ((status = _engine.InternalDelete(in key, _epochEntry, out storageRead)) == OperationStatus.RetryNow)
-                {
-                }
-
-                if (status == OperationStatus.RecordOnStorage)
-                {
-                    StartRead(new(PendingKind.Delete, in key, default!, default!, context) { Storage = storageRead });
-                }
-            }
-            finally
-            {
-                Exit();
-            }
-
+            OperationStatus status = TryDeleteOnce(in key, context, awaited: false, out _);
             if (status != OperationStatus.RetryLater)
             {
                 return ToStatus(status);
@@ -282,6 +213,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                     default:
                         operation.Dispose();
                         _engine.ReportCompletion(operation, ToStatus(status));
+                        CompleteAwaiter(operation, status);
                         progressed = true;
                         break;
                 }

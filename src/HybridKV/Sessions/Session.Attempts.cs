@@ -1,0 +1,147 @@
+using HybridKV.Operations;
+
+namespace HybridKV.Sessions;
+
+/// <summary>
+/// One attempt at each operation, under epoch protection. The blocking methods and the asynchronous ones drive these
+/// the same way and differ only in how they wait: for log space, and for pending operations.
+/// </summary>
+public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+{
+    private OperationStatus TryReadOnce(
+        in TKey key, in TInput input, ref TOutput output, TContext context, bool awaited,
+        out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
+    {
+        pending = null;
+        Enter();
+        try
+        {
+            OperationStatus status = _engine.InternalRead(in key, in input, ref output, out StorageRead storageRead);
+            if (status == OperationStatus.RecordOnStorage)
+            {
+                pending = Park(PendingKind.Read, in key, in input, in output, context, awaited);
+                pending.Storage = storageRead;
+                StartRead(pending);
+            }
+
+            return status;
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    private OperationStatus TryUpsertOnce(in TKey key, in TValue value)
+    {
+        Enter();
+        try
+        {
+            OperationStatus status;
+            while ((status = _engine.InternalUpsert(in key, in value, _epochEntry)) == OperationStatus.RetryNow)
+            {
+            }
+
+            return status;
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    private OperationStatus TryRMWOnce(
+        in TKey key, in TInput input, TContext context, bool awaited,
+        out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
+    {
+        pending = null;
+        Enter();
+        try
+        {
+            OperationStatus status;
+            StorageRead storageRead;
+            while ((status = _engine.InternalRMW(in key, in input, _epochEntry, out storageRead)) == OperationStatus.RetryNow)
+            {
+            }
+
+            if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
+            {
+                pending = Park(PendingKind.RMW, in key, in input, default!, context, awaited);
+                StartOrQueue(pending, status, storageRead);
+            }
+
+            return status;
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    private OperationStatus TryDeleteOnce(
+        in TKey key, TContext context, bool awaited, out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
+    {
+        pending = null;
+        Enter();
+        try
+        {
+            OperationStatus status;
+            StorageRead storageRead;
+            while ((status = _engine.InternalDelete(in key, _epochEntry, out storageRead)) == OperationStatus.RetryNow)
+            {
+            }
+
+            if (status == OperationStatus.RecordOnStorage)
+            {
+                pending = Park(PendingKind.Delete, in key, default!, default!, context, awaited);
+                StartOrQueue(pending, status, storageRead);
+            }
+
+            return status;
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    private static PendingOperation<TKey, TInput, TOutput, TContext> Park(
+        PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context, bool awaited) =>
+        new(kind, in key, in input, in output, context)
+        {
+            Completion = awaited
+                ? new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously)
+                : null,
+        };
+
+    private void StartOrQueue(
+        PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, StorageRead storageRead)
+    {
+        if (status == OperationStatus.RecordOnStorage)
+        {
+            operation.Storage = storageRead;
+            StartRead(operation);
+        }
+        else
+        {
+            _ready.Enqueue(operation);
+        }
+    }
+
+    private static void CompleteAwaiter(PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status)
+    {
+        if (operation.Completion is not { } completion)
+        {
+            return;
+        }
+
+        if (status == OperationStatus.Failed && operation.IoError is { } error)
+        {
+            completion.TrySetException(error);
+        }
+        else
+        {
+            completion.TrySetResult((ToStatus(status), operation.Output));
+        }
+    }
+}

@@ -1,0 +1,124 @@
+using HybridKV.Devices;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.LargerThanMemory;
+
+[Trait("Category", "LargerThanMemory")]
+public sealed class AsyncOperationTests : IDisposable
+{
+    private readonly TempDirectory _directory = new();
+
+    public void Dispose() => _directory.Dispose();
+
+    [Fact]
+    public async Task Async_operations_await_the_device_and_match_a_model()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        const long Keys = 20_000;
+        for (long k = 0; k < Keys; k++)
+        {
+            Assert.Equal(Status.Ok, await session.UpsertAsync(k, k));
+        }
+
+        Assert.True(store.HeadAddress > StoreOnDevice.MemoryBytes, "nothing was evicted");
+        var random = new Random(3);
+        var model = Enumerable.Range(0, (int)Keys).ToDictionary(k => (long)k, k => (long)k);
+        for (int i = 0; i < 2_000; i++)
+        {
+            long key = random.NextInt64(Keys + 50);
+            switch (random.Next(4))
+            {
+                case 0:
+                    ReadResult<long> read = await session.ReadAsync(key);
+                    Assert.Equal(model.TryGetValue(key, out long v) ? new ReadResult<long>(Status.Ok, v)
+                        : new ReadResult<long>(Status.NotFound, 0), read);
+                    break;
+                case 1:
+                    Assert.Equal(Status.Ok, await session.RMWAsync(key, 5));
+                    model[key] = model.GetValueOrDefault(key) + 5;
+                    break;
+                case 2:
+                    Assert.Equal(model.Remove(key) ? Status.Ok : Status.NotFound, await session.DeleteAsync(key));
+                    break;
+                default:
+                    Assert.Equal(Status.Ok, await session.UpsertAsync(key, -key));
+                    model[key] = -key;
+                    break;
+            }
+        }
+
+        Assert.Equal(0, session.PendingCount);
+    }
+
+    [Fact]
+    public async Task CompletePendingAsync_finishes_operations_started_with_the_blocking_methods()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        for (long k = 0; k < 20_000; k++)
+        {
+            session.Upsert(k, k);
+        }
+
+        var contexts = new List<CountContext>();
+        for (long k = 0; k < 100; k++)
+        {
+            var context = new CountContext();
+            contexts.Add(context);
+            long output = 0;
+            Assert.Equal(Status.Pending, session.Read(k, 0, ref output, context));
+        }
+
+        await session.CompletePendingAsync();
+        Assert.Equal(0, session.PendingCount);
+        for (int k = 0; k < contexts.Count; k++)
+        {
+            Assert.Equal(1, contexts[k].Completions);
+            Assert.Equal(Status.Ok, contexts[k].LastStatus);
+            Assert.Equal(k, contexts[k].Output);
+        }
+    }
+
+    [Fact]
+    public async Task An_async_read_that_fails_on_the_device_throws_the_device_error()
+    {
+        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16));
+        using (device)
+        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
+        using (var session = store.NewSession())
+        {
+            for (long k = 0; k < 20_000; k++)
+            {
+                session.Upsert(k, k);
+            }
+
+            device.FailRead = _ => true;
+            await Assert.ThrowsAsync<StorageDeviceException>(async () => await session.ReadAsync(1));
+            await Assert.ThrowsAsync<StorageDeviceException>(async () => await session.RMWAsync(2, 1));
+            Assert.Equal(0, session.PendingCount);
+        }
+    }
+
+    [Fact]
+    public async Task An_async_upsert_yields_while_the_log_waits_for_a_slow_device()
+    {
+        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16)) { Latency = TimeSpan.FromMilliseconds(100) };
+        using (device)
+        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
+        using (var session = store.NewSession())
+        {
+            bool yielded = false;
+            for (long k = 0; k < 8_000; k++)
+            {
+                ValueTask<Status> upsert = session.UpsertAsync(k, k);
+                yielded |= !upsert.IsCompleted;
+                Assert.Equal(Status.Ok, await upsert);
+            }
+
+            Assert.True(yielded, "no upsert had to wait for the device");
+            device.Latency = TimeSpan.Zero;
+            Assert.Equal(new ReadResult<long>(Status.Ok, 3), await session.ReadAsync(3));
+        }
+    }
+}
