@@ -1,4 +1,12 @@
 using BenchmarkDotNet.Running;
+using HybridKV.Benchmarks.LargerThanMemory;
 
-// dotnet run -c Release --project bench/HybridKV.Benchmarks -- --filter '*'
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- --filter '*'            (BenchmarkDotNet suites)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- larger-than-memory      (throughput on a file device)
+if (args.Length > 0 && args[0] == "larger-than-memory")
+{
+    return LargerThanMemoryRunner.Run(args[1..]);
+}
+
 BenchmarkSwitcher.FromAssembly(typeof(HybridKV.Benchmarks.InMemoryOperationsBenchmark).Assembly).Run(args);
+return 0;

@@ -17,6 +17,8 @@ namespace HybridKV.Devices;
 public abstract class StorageDevice : IDisposable
 {
     private long _beginAddress;
+    private long _bytesWritten;
+    private long _bytesRead;
     private int _disposed;
 
     /// <summary>Initializes the device's geometry.</summary>
@@ -57,6 +59,12 @@ public abstract class StorageDevice : IDisposable
     /// <summary>The highest address (exclusive) this device accepts.</summary>
     public long Capacity { get; }
 
+    /// <summary>The number of bytes written by completed writes since the device was created.</summary>
+    public long BytesWritten => Interlocked.Read(ref _bytesWritten);
+
+    /// <summary>The number of bytes read by completed reads since the device was created.</summary>
+    public long BytesRead => Interlocked.Read(ref _bytesRead);
+
     /// <summary>The lowest address that can still be read: everything below was truncated away.</summary>
     public long BeginAddress => Volatile.Read(ref _beginAddress);
 
@@ -78,6 +86,7 @@ public abstract class StorageDevice : IDisposable
             int length = LengthWithinSegment(address, source.Length);
             await WriteSegmentAsync(address >> SegmentSizeBits, address & (SegmentSize - 1), source[..length],
                 cancellationToken).ConfigureAwait(false);
+            Interlocked.Add(ref _bytesWritten, length);
             address += length;
             source = source[length..];
         }
@@ -95,6 +104,7 @@ public abstract class StorageDevice : IDisposable
             int length = LengthWithinSegment(address, destination.Length);
             await ReadSegmentAsync(address >> SegmentSizeBits, address & (SegmentSize - 1), destination[..length],
                 cancellationToken).ConfigureAwait(false);
+            Interlocked.Add(ref _bytesRead, length);
             address += length;
             destination = destination[length..];
         }
