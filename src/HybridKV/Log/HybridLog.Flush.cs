@@ -44,7 +44,7 @@ internal sealed partial class HybridLog
 
     private void FlushRange(long start, long end)
     {
-        if (_device is null)
+        if (_device is null || _disposed)
         {
             return;
         }

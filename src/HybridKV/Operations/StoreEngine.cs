@@ -43,6 +43,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     public void Dispose()
     {
+        // No session is protected any more, so every waiting trigger action can run now: those that start flushes must
+        // run before the log waits for its flushes and frees the frames they write from.
+        Epoch.TryDrain();
         Log.Dispose();
         Index.Dispose();
         Epoch.Dispose();
