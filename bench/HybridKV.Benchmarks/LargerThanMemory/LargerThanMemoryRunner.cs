@@ -8,7 +8,7 @@ namespace HybridKV.Benchmarks.LargerThanMemory;
 
 /// <summary>
 /// Throughput of a store whose memory holds about a quarter of its data, on a local file device: uniform and zipfian
-/// keys, 50:50 read:upsert and 100% RMW, 100-byte values. Reports bytes written and read, the log's flush rate, and
+/// keys, 50:50 read:upsert, 100% RMW and 100% upsert (which is bound by flushing), 100-byte values. Reports bytes written and read, the log's flush rate, and
 /// that rate as a fraction of the same directory's raw sequential direct-I/O write rate measured with dd.
 /// </summary>
 public static partial class LargerThanMemoryRunner
@@ -34,7 +34,7 @@ public static partial class LargerThanMemoryRunner
                     ? KeyStreams.ScrambledZipfian(keys, 1 << 22, seed: t + 1)
                     : KeyStreams.Uniform(keys, 1 << 22, seed: t + 1))
                 .ToArray();
-            foreach (string mix in new[] { "50:50 read:upsert", "100% RMW" })
+            foreach (string mix in new[] { "50:50 read:upsert", "100% RMW", "100% upsert" })
             {
                 results.Add(RunOne(directory, keys, memoryMb, seconds, streams, distribution, mix));
             }
@@ -59,7 +59,7 @@ public static partial class LargerThanMemoryRunner
     private static string RunOne(
         string root, long keys, long memoryMb, int seconds, long[][] streams, string distribution, string mix)
     {
-        string directory = Path.Combine(root, $"{distribution}-{(mix.StartsWith("100", StringComparison.Ordinal) ? "rmw" : "ru")}");
+        string directory = Path.Combine(root, $"{distribution}-{mix.Replace(' ', '-').Replace('%', 'p').Replace(':', '-')}");
         if (Directory.Exists(directory))
         {
             Directory.Delete(directory, recursive: true);
@@ -91,7 +91,8 @@ public static partial class LargerThanMemoryRunner
             long readBefore = device.BytesRead;
             long operations = 0;
             long pending = 0;
-            bool rmw = mix.StartsWith("100", StringComparison.Ordinal);
+            bool rmw = mix == "100% RMW";
+            bool upsertOnly = mix == "100% upsert";
             using var stop = new CancellationTokenSource(TimeSpan.FromSeconds(seconds));
             clock.Restart();
             Task[] workers = streams.Select(stream => Task.Factory.StartNew(() =>
@@ -113,7 +114,7 @@ public static partial class LargerThanMemoryRunner
                         {
                             status = session.RMW(key, 1);
                         }
-                        else if ((i & 1) == 0)
+                        else if ((i & 1) == 0 && !upsertOnly)
                         {
                             status = session.Read(key, ref output);
                         }

@@ -85,6 +85,50 @@ public sealed class LargerThanMemoryTests : IDisposable
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(6 * TestScale.Factor), property);
     }
 
+    /// <summary>
+    /// Every key in one bucket with one of 32 tags: each hash chain holds about fifty keys' records, newest in
+    /// memory and older ones on the device, so reads and updates follow other keys' records from memory onto the device.
+    /// </summary>
+    [Fact]
+    public void Hash_chains_shared_by_many_keys_are_followed_from_memory_onto_the_device()
+    {
+        const int Keys = 1_500;
+        var settings = StoreOnDevice.Settings(_directory.NewSubdirectory()) with { MemorySizeBytes = 1L << 13 };
+        using var store = TestStores.Create(settings, HashMode.FewTagsOneBucket);
+        using var session = store.NewSession();
+        var model = new Dictionary<long, long>();
+        var random = new Random(11);
+        for (long k = 0; k < Keys; k++)
+        {
+            session.Upsert(k, k);
+            model[k] = k;
+        }
+
+        Assert.True(store.TailAddress >= 4 * settings.MemorySizeBytes);
+        for (int i = 0; i < 1_000; i++)
+        {
+            long key = random.Next(Keys + 40);
+            switch (random.Next(3))
+            {
+                case 0:
+                    AssertReads(session.ReadNow(key), model, key);
+                    break;
+                case 1:
+                    Assert.Equal(Status.Ok, session.RMWNow(key, 2));
+                    model[key] = model.GetValueOrDefault(key) + 2;
+                    break;
+                default:
+                    Assert.Equal(model.Remove(key) ? Status.Ok : Status.NotFound, session.DeleteNow(key));
+                    break;
+            }
+        }
+
+        for (long k = 0; k < Keys + 40; k++)
+        {
+            AssertReads(session.ReadNow(k), model, k);
+        }
+    }
+
     [Fact]
     public async Task Concurrent_RMW_sessions_on_a_larger_than_memory_log_keep_exact_sums()
     {
