@@ -201,17 +201,19 @@ public sealed class FaultInjectingDeviceConformanceTests : DeviceConformanceTest
         ((MemoryDevice)((FaultInjectingDevice)device).Inner).SegmentCount;
 }
 
-[Trait("Category", "Device")]
-public sealed class DirectLocalFileDeviceConformanceTests : DeviceConformanceTests
+/// <summary>The file device, with direct I/O or buffered I/O.</summary>
+public abstract class LocalFileDeviceConformanceTests : DeviceConformanceTests
 {
     private readonly TempDirectory _directory = new();
+
+    protected abstract bool UseDirectIo { get; }
 
     protected override StorageDevice CreateDevice() => new LocalFileDevice(new LocalFileDeviceOptions
     {
         Directory = _directory.NewSubdirectory(),
         SectorSize = Sector,
         SegmentSize = Segment,
-        UseDirectIo = true,
+        UseDirectIo = UseDirectIo,
     });
 
     protected override int StoredSegmentCount(StorageDevice device) =>
@@ -221,28 +223,18 @@ public sealed class DirectLocalFileDeviceConformanceTests : DeviceConformanceTes
     {
         _directory.Dispose();
         base.Dispose();
+        GC.SuppressFinalize(this);
     }
 }
 
 [Trait("Category", "Device")]
-public sealed class BufferedLocalFileDeviceConformanceTests : DeviceConformanceTests
+public sealed class DirectLocalFileDeviceConformanceTests : LocalFileDeviceConformanceTests
 {
-    private readonly TempDirectory _directory = new();
+    protected override bool UseDirectIo => true;
+}
 
-    protected override StorageDevice CreateDevice() => new LocalFileDevice(new LocalFileDeviceOptions
-    {
-        Directory = _directory.NewSubdirectory(),
-        SectorSize = Sector,
-        SegmentSize = Segment,
-        UseDirectIo = false,
-    });
-
-    protected override int StoredSegmentCount(StorageDevice device) =>
-        Directory.GetFiles(((LocalFileDevice)device).DirectoryPath, "hlog.*").Length;
-
-    public override void Dispose()
-    {
-        _directory.Dispose();
-        base.Dispose();
-    }
+[Trait("Category", "Device")]
+public sealed class BufferedLocalFileDeviceConformanceTests : LocalFileDeviceConformanceTests
+{
+    protected override bool UseDirectIo => false;
 }
