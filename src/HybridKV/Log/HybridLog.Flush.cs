@@ -64,7 +64,10 @@ internal sealed partial class HybridLog
         try
         {
             // Whole sectors, within the page. The sectors at the edges may hold bytes outside [from, to): before
-            // 'from' they were flushed already; after 'to' they are rewritten when their own range is flushed.
+            // 'from' they were flushed already; after 'to' they are rewritten when their own range is flushed. Today
+            // every range starts on a page boundary, so two flushes never share a sector; a range that starts inside
+            // a page (a fold-over checkpoint) must not be written before the flush of the sector it shares has
+            // completed, or the older copy of that sector could land last.
             long sectorMask = device.SectorSize - 1;
             long pageEnd = (page + 1) << _pageSizeBits;
             long alignedFrom = from & ~sectorMask;
