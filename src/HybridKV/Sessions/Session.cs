@@ -196,7 +196,20 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             for (int remaining = _ready.Count; remaining > 0; remaining--)
             {
                 PendingOperation<TKey, TInput, TOutput, TContext> operation = _ready.Dequeue();
-                OperationStatus status = _engine.ContinuePending(operation, _epochEntry);
+                OperationStatus status;
+                try
+                {
+                    status = _engine.ContinuePending(operation, _epochEntry);
+                }
+                catch (Exception error) when (operation.Completion is not null)
+                {
+                    // An awaited operation fails through its own task, whoever happens to be driving completions.
+                    operation.Dispose();
+                    operation.Completion.TrySetException(error);
+                    progressed = true;
+                    continue;
+                }
+
                 switch (status)
                 {
                     case OperationStatus.Pending:

@@ -101,6 +101,36 @@ public sealed class AsyncOperationTests : IDisposable
     }
 
     [Fact]
+    public async Task An_awaited_RMW_whose_continuation_cannot_get_log_space_fails_instead_of_hanging()
+    {
+        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16));
+        using (device)
+        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
+        using (var session = store.NewSession())
+        {
+            for (long k = 0; k < 20_000; k++)
+            {
+                session.Upsert(k, k);
+            }
+
+            // Flushing fails from now on: once the frames fill up, nothing can get a new record.
+            device.FailWrite = _ => true;
+            Assert.Throws<StorageDeviceException>(() =>
+            {
+                for (long k = 20_000; k < 200_000; k++)
+                {
+                    session.Upsert(k, k);
+                }
+            });
+
+            // Key 1 is on the device: the read works, the copy to the tail cannot.
+            await Assert.ThrowsAsync<StorageDeviceException>(
+                async () => await session.RMWAsync(1, 1).AsTask().WaitAsync(TimeSpan.FromMinutes(1)));
+            Assert.Equal(0, session.PendingCount);
+        }
+    }
+
+    [Fact]
     public async Task An_async_upsert_yields_while_the_log_waits_for_a_slow_device()
     {
         var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16)) { Latency = TimeSpan.FromMilliseconds(100) };
