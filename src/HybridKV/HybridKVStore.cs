@@ -1,3 +1,4 @@
+using System.Collections.Concurrent;
 using HybridKV.Devices;
 using HybridKV.Diagnostics;
 using HybridKV.Log;
@@ -11,7 +12,7 @@ namespace HybridKV;
 
 /// <summary>
 /// A concurrent key-value store: a latch-free hash index over a HybridLog whose newest part is updated in place
-/// (FASTER). Operations go through sessions (<see cref="NewSession"/>); the user's read and update logic is the
+/// (FASTER). Operations go through sessions (<see cref="NewSession()"/>); the user's read and update logic is the
 /// functions struct <typeparamref name="TFunctions"/>, bound statically.
 /// </summary>
 /// <remarks>
@@ -37,7 +38,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     // The device the store created from StoreSettings.LogDirectory, which it therefore disposes.
     private readonly LocalFileDevice? _ownedDevice;
-    private int _openSessions;
+    private readonly ConcurrentDictionary<Guid, byte> _openSessionIds = new();
     private int _disposed;
 
     /// <summary>Creates an empty store.</summary>
@@ -72,7 +73,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
         _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
             settings, functions, settings.LogDevice ?? _ownedDevice);
-        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => Volatile.Read(ref _openSessions));
+        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _openSessionIds.Count);
         _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
@@ -127,32 +128,43 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     }
 
     /// <summary>The number of sessions currently open.</summary>
-    public int OpenSessionCount => Volatile.Read(ref _openSessions);
+    public int OpenSessionCount => _openSessionIds.Count;
 
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     internal StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> Engine => _engine;
 
-    /// <summary>Starts a session: a logical thread of operations.</summary>
+    /// <summary>Starts a session with a new identity: a logical thread of operations.</summary>
     /// <exception cref="InvalidOperationException"><see cref="StoreSettings.MaxSessions"/> sessions are open.</exception>
     /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
-    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession()
+    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession() => NewSession(Guid.NewGuid());
+
+    /// <summary>Starts a session with the given identity (the identity CPR commit points are reported under).</summary>
+    /// <exception cref="ArgumentException">A session with this identity is already open.</exception>
+    /// <exception cref="InvalidOperationException"><see cref="StoreSettings.MaxSessions"/> sessions are open.</exception>
+    /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
+    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession(Guid id)
     {
         if (IsDisposed)
         {
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }
 
+        if (!_openSessionIds.TryAdd(id, 0))
+        {
+            throw new ArgumentException($"A session with id {id} is already open on this store.", nameof(id));
+        }
+
         if (!_engine.Epoch.TryAcquireEntry(out int entry))
         {
+            _openSessionIds.TryRemove(id, out _);
             ThrowHelper.ThrowTooManySessions(Settings.MaxSessions);
         }
 
-        Interlocked.Increment(ref _openSessions);
-        return new Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>(this, _engine, entry);
+        return new Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>(this, _engine, entry, id);
     }
 
-    internal void OnSessionDisposed() => Interlocked.Decrement(ref _openSessions);
+    internal void OnSessionDisposed(Guid id) => _openSessionIds.TryRemove(id, out _);
 
     /// <summary>
     /// Waits for operations in progress to leave the store, then frees its memory. Sessions stay objects that throw

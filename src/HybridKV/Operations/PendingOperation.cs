@@ -36,6 +36,9 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
 
     public TContext Context { get; }
 
+    /// <summary>The session serial number the operation took when it was issued.</summary>
+    public long SerialNo { get; init; }
+
     /// <summary>Where the record being (or to be) read lives, and what the index held when the read was decided.</summary>
     public StorageRead Storage { get; set; }
 

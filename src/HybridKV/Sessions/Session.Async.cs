@@ -16,7 +16,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         TKey key, TInput input = default!, TContext context = default!, CancellationToken cancellationToken = default)
     {
         TOutput output = default!;
-        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: true,
+        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: true, TakeSerialNo(),
             out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
         if (pending is null)
         {
@@ -31,6 +31,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <returns><see cref="Status.Ok"/>.</returns>
     public async ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default)
     {
+        TakeSerialNo();
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
@@ -50,10 +51,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public async ValueTask<Status> RMWAsync(
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default)
     {
+        long serialNo = TakeSerialNo();
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: true,
+            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: true, serialNo,
                 out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
             if (status == OperationStatus.RetryLater)
             {
@@ -73,10 +75,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public async ValueTask<Status> DeleteAsync(
         TKey key, TContext context = default!, CancellationToken cancellationToken = default)
     {
+        long serialNo = TakeSerialNo();
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryDeleteOnce(in key, context, awaited: true,
+            OperationStatus status = TryDeleteOnce(in key, context, awaited: true, serialNo,
                 out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
             if (status == OperationStatus.RetryLater)
             {

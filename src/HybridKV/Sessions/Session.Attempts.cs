@@ -8,8 +8,11 @@ namespace HybridKV.Sessions;
 /// </summary>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
+    /// <summary>Takes the serial number of a new operation (once per operation, not per attempt).</summary>
+    private long TakeSerialNo() => _nextSerialNo++;
+
     private OperationStatus TryReadOnce(
-        in TKey key, in TInput input, ref TOutput output, TContext context, bool awaited,
+        in TKey key, in TInput input, ref TOutput output, TContext context, bool awaited, long serialNo,
         out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
     {
         pending = null;
@@ -19,7 +22,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             OperationStatus status = _engine.InternalRead(in key, in input, ref output, out StorageRead storageRead);
             if (status == OperationStatus.RecordOnStorage)
             {
-                pending = Park(PendingKind.Read, in key, in input, in output, context, awaited);
+                pending = Park(PendingKind.Read, in key, in input, in output, context, awaited, serialNo);
                 pending.Storage = storageRead;
                 StartRead(pending);
             }
@@ -51,7 +54,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     private OperationStatus TryRMWOnce(
-        in TKey key, in TInput input, TContext context, bool awaited,
+        in TKey key, in TInput input, TContext context, bool awaited, long serialNo,
         out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
     {
         pending = null;
@@ -66,7 +69,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
             if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
             {
-                pending = Park(PendingKind.RMW, in key, in input, default!, context, awaited);
+                pending = Park(PendingKind.RMW, in key, in input, default!, context, awaited, serialNo);
                 StartOrQueue(pending, status, storageRead);
             }
 
@@ -79,7 +82,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     private OperationStatus TryDeleteOnce(
-        in TKey key, TContext context, bool awaited, out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
+        in TKey key, TContext context, bool awaited, long serialNo,
+        out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
     {
         pending = null;
         Enter();
@@ -93,7 +97,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
             if (status == OperationStatus.RecordOnStorage)
             {
-                pending = Park(PendingKind.Delete, in key, default!, default!, context, awaited);
+                pending = Park(PendingKind.Delete, in key, default!, default!, context, awaited, serialNo);
                 StartOrQueue(pending, status, storageRead);
             }
 
@@ -106,9 +110,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     private static PendingOperation<TKey, TInput, TOutput, TContext> Park(
-        PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context, bool awaited) =>
+        PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context, bool awaited,
+        long serialNo) =>
         new(kind, in key, in input, in output, context)
         {
+            SerialNo = serialNo,
             Completion = awaited
                 ? new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously)
                 : null,

@@ -37,21 +37,49 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     // Owned by this session while >= 0; -1 once the session is disposed.
     private int _epochEntry;
 
+    // The serial number the next operation takes (CPR §2: a session's operations are numbered in order).
+    private long _nextSerialNo = 1;
+
     internal Session(
         HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> store,
         StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
-        int epochEntry)
+        int epochEntry,
+        Guid id)
     {
         _store = store;
         _engine = engine;
         _epoch = engine.Epoch;
         _epochEntry = epochEntry;
         _onReadDone = OnReadDone;
-        Id = Guid.NewGuid();
+        Id = id;
     }
 
-    /// <summary>The session's identity.</summary>
+    /// <summary>The session's identity, given to <c>NewSession</c> or generated.</summary>
     public Guid Id { get; }
+
+    /// <summary>
+    /// The serial number the next operation takes. Every operation (pending or not) takes one and increments it, so
+    /// a session's operations are numbered in the order they were issued. A caller that numbers its own operations
+    /// (a request id, a stream offset) may move it forward, never back.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is not greater than the last serial number used.</exception>
+    public long NextSerialNo
+    {
+        get => _nextSerialNo;
+        set
+        {
+            if (value < _nextSerialNo)
+            {
+                throw new ArgumentOutOfRangeException(nameof(value), value,
+                    $"Serial numbers only increase: the next one must be at least {_nextSerialNo}.");
+            }
+
+            _nextSerialNo = value;
+        }
+    }
+
+    /// <summary>The serial number of the last operation issued, or 0 before the first.</summary>
+    public long LastSerialNo => _nextSerialNo - 1;
 
     /// <summary>The number of operations that returned <see cref="Status.Pending"/> and have not completed yet.</summary>
     public int PendingCount => _ready.Count + Volatile.Read(ref _readsInFlight) + _readsDone.Count;
@@ -66,12 +94,13 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the
     /// read finishes in <see cref="CompletePending"/> (the completion callback then receives the output).</returns>
     public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context) =>
-        ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, out _));
+        ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _));
 
     /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     public Status Upsert(in TKey key, in TValue value)
     {
+        TakeSerialNo();
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
@@ -96,10 +125,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <see cref="CompletePending"/>.</returns>
     public Status RMW(in TKey key, in TInput input, TContext context)
     {
+        long serialNo = TakeSerialNo();
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: false, out _);
+            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
             if (status != OperationStatus.RetryLater)
             {
                 return ToStatus(status);
@@ -117,10 +147,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <see cref="Status.Pending"/> when its record is on the device (finished in <see cref="CompletePending"/>).</returns>
     public Status Delete(in TKey key, TContext context)
     {
+        long serialNo = TakeSerialNo();
         while (true)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryDeleteOnce(in key, context, awaited: false, out _);
+            OperationStatus status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
             if (status != OperationStatus.RetryLater)
             {
                 return ToStatus(status);
@@ -269,7 +300,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         _epoch.ReleaseEntry(_epochEntry);
         _epochEntry = -1;
-        _store.OnSessionDisposed();
+        _store.OnSessionDisposed(Id);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
