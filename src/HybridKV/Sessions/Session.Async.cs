@@ -32,17 +32,18 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public async ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default)
     {
         TakeSerialNo();
-        while (true)
+        OperationStatus status = TryUpsertOnce(in key, in value);
+        while (status == OperationStatus.RetryLater)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryUpsertOnce(in key, in value);
-            if (status != OperationStatus.RetryLater)
+            status = TryUpsertOnce(in key, in value);
+            if (status == OperationStatus.RetryLater)
             {
-                return ToStatus(status);
+                await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
             }
-
-            await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
         }
+
+        return ToStatus(status);
     }
 
     /// <summary>Read-modify-write, awaiting the device or log space as needed.</summary>
@@ -52,21 +53,21 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default)
     {
         long serialNo = TakeSerialNo();
-        while (true)
+        OperationStatus status = TryRMWOnce(in key, in input, context, awaited: true, serialNo,
+                out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
+        while (status == OperationStatus.RetryLater)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: true, serialNo,
-                out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
+            status = TryRMWOnce(in key, in input, context, awaited: true, serialNo, out pending);
             if (status == OperationStatus.RetryLater)
             {
                 await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
-                continue;
             }
-
-            return pending is null
-                ? ToStatus(status)
-                : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
         }
+
+        return pending is null
+            ? ToStatus(status)
+            : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
     }
 
     /// <summary>Deletes a key, awaiting the device or log space as needed.</summary>
@@ -76,21 +77,21 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         TKey key, TContext context = default!, CancellationToken cancellationToken = default)
     {
         long serialNo = TakeSerialNo();
-        while (true)
+        OperationStatus status = TryDeleteOnce(in key, context, awaited: true, serialNo,
+                out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
+        while (status == OperationStatus.RetryLater)
         {
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryDeleteOnce(in key, context, awaited: true, serialNo,
-                out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
+            status = TryDeleteOnce(in key, context, awaited: true, serialNo, out pending);
             if (status == OperationStatus.RetryLater)
             {
                 await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
-                continue;
             }
-
-            return pending is null
-                ? ToStatus(status)
-                : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
         }
+
+        return pending is null
+            ? ToStatus(status)
+            : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
     }
 
     /// <summary>Completes every pending operation of this session, awaiting the device instead of blocking.</summary>

@@ -101,17 +101,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Upsert(in TKey key, in TValue value)
     {
         TakeSerialNo();
-        while (true)
+        OperationStatus status = TryUpsertOnce(in key, in value);
+        while (status == OperationStatus.RetryLater)
         {
+            // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryUpsertOnce(in key, in value);
-            if (status != OperationStatus.RetryLater)
+            status = TryUpsertOnce(in key, in value);
+            if (status == OperationStatus.RetryLater)
             {
-                return ToStatus(status);
+                logSpace.Wait(RecheckInterval);
             }
-
-            logSpace.Wait(RecheckInterval);
         }
+
+        return ToStatus(status);
     }
 
     /// <summary>Read-modify-write with the default context.</summary>
@@ -126,17 +128,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status RMW(in TKey key, in TInput input, TContext context)
     {
         long serialNo = TakeSerialNo();
-        while (true)
+        OperationStatus status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
+        while (status == OperationStatus.RetryLater)
         {
+            // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
-            if (status != OperationStatus.RetryLater)
+            status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
+            if (status == OperationStatus.RetryLater)
             {
-                return ToStatus(status);
+                logSpace.Wait(RecheckInterval);
             }
-
-            logSpace.Wait(RecheckInterval);
         }
+
+        return ToStatus(status);
     }
 
     /// <summary>Deletes a key with the default context.</summary>
@@ -148,17 +152,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Delete(in TKey key, TContext context)
     {
         long serialNo = TakeSerialNo();
-        while (true)
+        OperationStatus status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
+        while (status == OperationStatus.RetryLater)
         {
+            // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
             Task logSpace = _engine.Log.SpaceSignal;
-            OperationStatus status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
-            if (status != OperationStatus.RetryLater)
+            status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
+            if (status == OperationStatus.RetryLater)
             {
-                return ToStatus(status);
+                logSpace.Wait(RecheckInterval);
             }
-
-            logSpace.Wait(RecheckInterval);
         }
+
+        return ToStatus(status);
     }
 
     /// <summary>
