@@ -71,8 +71,17 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             });
         }
 
-        _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-            settings, functions, settings.LogDevice ?? _ownedDevice);
+        try
+        {
+            _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+                settings, functions, settings.LogDevice ?? _ownedDevice);
+        }
+        catch
+        {
+            _ownedDevice?.Dispose();
+            throw;
+        }
+
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _openSessionIds.Count);
         _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
