@@ -61,6 +61,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         Settings = settings;
+        _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
         if (settings.LogDirectory is not null)
         {
             _ownedDevice = new LocalFileDevice(new LocalFileDeviceOptions
@@ -74,7 +75,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         try
         {
             _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-                settings, functions, settings.LogDevice ?? _ownedDevice);
+                settings, functions, settings.LogDevice ?? _ownedDevice, _logger);
         }
         catch
         {
@@ -83,7 +84,6 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _openSessionIds.Count);
-        _logger = settings.LoggerFactory?.CreateLogger("HybridKV.Store") ?? NullLogger.Instance;
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }

@@ -14,4 +14,9 @@ internal static partial class StoreLog
     [LoggerMessage(EventId = 2, Level = LogLevel.Information,
         Message = "Store disposed at tail address {TailAddress}")]
     public static partial void StoreDisposed(ILogger logger, long tailAddress);
+
+    [LoggerMessage(EventId = 3, Level = LogLevel.Error,
+        Message = "Writing log range [{From}, {To}) to the device failed; operations that need a new page frame will " +
+                  "fail until the store is reopened. Data already written is intact")]
+    public static partial void FlushFailed(ILogger logger, long from, long to, Exception error);
 }

@@ -27,6 +27,17 @@ internal sealed class StoreMetrics : IDisposable
         _meter.CreateObservableGauge("hybridkv.index.overflow_buckets", () => index.OverflowBucketCount, "{bucket}",
             "Overflow buckets allocated by the hash index.");
         _meter.CreateObservableGauge("hybridkv.sessions.open", openSessions, "{session}", "Open sessions.");
+        _meter.CreateObservableGauge("hybridkv.log.head_address", () => log.HeadAddress, "By",
+            "Records below this address are on the device.");
+        _meter.CreateObservableGauge("hybridkv.log.flushed_until_address", () => log.FlushedUntilAddress, "By",
+            "Everything below this address is on the device.");
+        if (log.Device is { } device)
+        {
+            _meter.CreateObservableCounter("hybridkv.device.bytes_written", () => device.BytesWritten, "By",
+                "Bytes the log device has written.");
+            _meter.CreateObservableCounter("hybridkv.device.bytes_read", () => device.BytesRead, "By",
+                "Bytes the log device has read.");
+        }
     }
 
     public void Dispose() => _meter.Dispose();

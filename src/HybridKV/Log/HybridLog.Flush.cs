@@ -1,5 +1,6 @@
 using System.Runtime.ExceptionServices;
 using HybridKV.Devices;
+using HybridKV.Diagnostics;
 using HybridKV.Epochs;
 using HybridKV.Utilities;
 
@@ -84,7 +85,10 @@ internal sealed partial class HybridLog
         catch (Exception error)
 #pragma warning restore CA1031
         {
-            Interlocked.CompareExchange(ref _flushError, ExceptionDispatchInfo.Capture(error), null);
+            if (Interlocked.CompareExchange(ref _flushError, ExceptionDispatchInfo.Capture(error), null) is null)
+            {
+                StoreLog.FlushFailed(_logger, from, to, error);
+            }
         }
         finally
         {

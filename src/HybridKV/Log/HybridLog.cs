@@ -2,6 +2,9 @@ using System.Diagnostics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
 using HybridKV.Devices;
+using HybridKV.Diagnostics;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
 using HybridKV.Epochs;
 using HybridKV.Utilities;
 
@@ -25,6 +28,7 @@ internal sealed unsafe partial class HybridLog : IDisposable
 
     private readonly LightEpoch _epoch;
     private readonly StorageDevice? _device;
+    private readonly ILogger _logger;
     private readonly int _pageSizeBits;
     private readonly int _pageSize;
     private readonly long _offsetMask;
@@ -56,13 +60,17 @@ internal sealed unsafe partial class HybridLog : IDisposable
     /// <param name="bufferPages">The number of page frames in memory, a power of two of at least 2.</param>
     /// <param name="mutablePages">How many of the newest pages are updated in place, from 1 to bufferPages.</param>
     /// <param name="device">Where pages go when they leave memory; <see langword="null"/> keeps the log in memory.</param>
-    public HybridLog(LightEpoch epoch, int pageSizeBits, int bufferPages, int mutablePages, StorageDevice? device = null)
+    /// <param name="logger">Where flush failures are reported.</param>
+    public HybridLog(
+        LightEpoch epoch, int pageSizeBits, int bufferPages, int mutablePages, StorageDevice? device = null,
+        ILogger? logger = null)
     {
         Debug.Assert(bufferPages >= 2 && (bufferPages & (bufferPages - 1)) == 0, "Frames are a power of two.");
         Debug.Assert(mutablePages >= 1 && mutablePages <= bufferPages, "Mutable pages fit the buffer.");
         Debug.Assert(device is null || device.SectorSize <= 1 << pageSizeBits, "A page holds whole sectors.");
         _epoch = epoch;
         _device = device;
+        _logger = logger ?? NullLogger.Instance;
         _pageSizeBits = pageSizeBits;
         _pageSize = 1 << pageSizeBits;
         _offsetMask = _pageSize - 1;

@@ -2,6 +2,7 @@ using HybridKV.Devices;
 using HybridKV.Epochs;
 using HybridKV.Index;
 using HybridKV.Log;
+using Microsoft.Extensions.Logging;
 
 namespace HybridKV.Operations;
 
@@ -23,13 +24,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // The CPR version stamped into new records (CPR §6); 1 until checkpoints exist.
     private readonly long _version = 1;
 
-    public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device)
+    public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
         _settings = settings;
         _functions = functions;
         Epoch = new LightEpoch(settings.MaxSessions);
         Index = new HashIndex(settings.IndexBuckets);
-        Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device);
+        Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger);
     }
 
     public LightEpoch Epoch { get; }
