@@ -51,8 +51,7 @@ public sealed class FaultInjectingDevice : StorageDevice
     protected override async ValueTask WriteSegmentAsync(
         long segment, long offset, ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
     {
-        var request = new DeviceRequest((segment << SegmentSizeBits) + offset, source.Length,
-            Interlocked.Increment(ref _writes) - 1);
+        DeviceRequest request = NextRequest(segment, offset, source.Length, ref _writes);
         await DelayAsync(cancellationToken).ConfigureAwait(false);
         if (FailWrite?.Invoke(request) == true)
         {
@@ -75,8 +74,7 @@ public sealed class FaultInjectingDevice : StorageDevice
     protected override async ValueTask ReadSegmentAsync(
         long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
     {
-        var request = new DeviceRequest((segment << SegmentSizeBits) + offset, destination.Length,
-            Interlocked.Increment(ref _reads) - 1);
+        DeviceRequest request = NextRequest(segment, offset, destination.Length, ref _reads);
         await DelayAsync(cancellationToken).ConfigureAwait(false);
         if (FailRead?.Invoke(request) == true)
         {
@@ -104,6 +102,10 @@ public sealed class FaultInjectingDevice : StorageDevice
 
         base.Dispose(disposing);
     }
+
+    /// <summary>Describes a request, numbered among those of its kind.</summary>
+    private DeviceRequest NextRequest(long segment, long offset, int length, ref long counter) =>
+        new((segment << SegmentSizeBits) + offset, length, Interlocked.Increment(ref counter) - 1);
 
     private Task DelayAsync(CancellationToken cancellationToken) =>
         Latency > TimeSpan.Zero ? Task.Delay(Latency, cancellationToken) : Task.CompletedTask;

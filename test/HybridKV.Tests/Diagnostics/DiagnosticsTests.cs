@@ -68,10 +68,7 @@ public sealed class MetricsTests
         using var device = new MemoryDevice(512, 1L << 16);
         using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device));
         using var session = store.NewSession();
-        for (long k = 0; k < 20_000; k++)
-        {
-            session.Upsert(k, k);
-        }
+        session.Preload();
 
         Assert.Equal((Status.Ok, 1L), session.ReadNow(1));
         var values = new ConcurrentDictionary<string, long>();

@@ -56,10 +56,7 @@ public sealed class AsyncOperationTests : IDisposable
     {
         using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
         using var session = store.NewSession();
-        for (long k = 0; k < 20_000; k++)
-        {
-            session.Upsert(k, k);
-        }
+        session.Preload();
 
         var contexts = new List<CountContext>();
         for (long k = 0; k < 100; k++)
@@ -88,10 +85,7 @@ public sealed class AsyncOperationTests : IDisposable
         using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
         using (var session = store.NewSession())
         {
-            for (long k = 0; k < 20_000; k++)
-            {
-                session.Upsert(k, k);
-            }
+            session.Preload();
 
             device.FailRead = _ => true;
             await Assert.ThrowsAsync<StorageDeviceException>(async () => await session.ReadAsync(1));
@@ -108,10 +102,7 @@ public sealed class AsyncOperationTests : IDisposable
         using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
         using (var session = store.NewSession())
         {
-            for (long k = 0; k < 20_000; k++)
-            {
-                session.Upsert(k, k);
-            }
+            session.Preload();
 
             // Flushing fails from now on: once the frames fill up, nothing can get a new record.
             device.FailWrite = _ => true;

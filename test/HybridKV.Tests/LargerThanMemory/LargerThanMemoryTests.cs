@@ -175,10 +175,7 @@ public sealed class LargerThanMemoryTests : IDisposable
         using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
         using (var session = store.NewSession())
         {
-            for (long k = 0; k < 20_000; k++)
-            {
-                session.Upsert(k, k);
-            }
+            session.Preload();
 
             for (long k = 0; k < 20_000; k += 7)
             {
@@ -197,10 +194,7 @@ public sealed class LargerThanMemoryTests : IDisposable
         using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
         using (var session = store.NewSession())
         {
-            for (long k = 0; k < 20_000; k++)
-            {
-                session.Upsert(k, k * 2);
-            }
+            session.Preload(factor: 2);
 
             device.FailRead = _ => true;
             Assert.Equal(Status.Error, session.ReadNow(5).Status);

@@ -25,6 +25,16 @@ internal static class StoreOnDevice
     public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(StoreSettings settings) =>
         TestStores.Create(settings);
 
+    /// <summary>Upserts keys 0 to <paramref name="count"/> - 1 with value key * <paramref name="factor"/>: far more than memory.</summary>
+    public static void Preload(
+        this Session<long, long, long, long, CountContext?, CountFunctions> session, long count = 20_000, long factor = 1)
+    {
+        for (long k = 0; k < count; k++)
+        {
+            session.Upsert(k, k * factor);
+        }
+    }
+
     /// <summary>Reads a key, completing the read if it went to the device.</summary>
     public static (Status Status, long Value) ReadNow(
         this Session<long, long, long, long, CountContext?, CountFunctions> session, long key)

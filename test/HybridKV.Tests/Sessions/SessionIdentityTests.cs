@@ -38,10 +38,7 @@ public sealed class SessionIdentityTests : IDisposable
         Assert.Equal(0, session.LastSerialNo);
         Assert.Equal(1, session.NextSerialNo);
 
-        for (long k = 0; k < 20_000; k++)
-        {
-            session.Upsert(k, k);
-        }
+        session.Preload();
 
         Assert.Equal(20_000, session.LastSerialNo);
         long output = 0;
