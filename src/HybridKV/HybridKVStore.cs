@@ -1,4 +1,4 @@
-using System.Collections.Concurrent;
+using HybridKV.Checkpoints;
 using HybridKV.Devices;
 using HybridKV.Diagnostics;
 using HybridKV.Log;
@@ -38,7 +38,15 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     // The device the store created from StoreSettings.LogDirectory, which it therefore disposes.
     private readonly LocalFileDevice? _ownedDevice;
-    private readonly ConcurrentDictionary<Guid, byte> _openSessionIds = new();
+    private readonly SessionRegistry _sessions = new();
+
+    // Checkpoints: null when the store has no log device or no checkpoint store.
+    private readonly LocalCheckpointStore? _ownedCheckpointStore;
+    private readonly CheckpointCatalog? _catalog;
+    private readonly CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions>? _checkpoints;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly Task _periodicCheckpoints = Task.CompletedTask;
+    private int _recovered;
     private int _disposed;
 
     /// <summary>Creates an empty store.</summary>
@@ -76,14 +84,33 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         {
             _engine = new StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
                 settings, functions, settings.LogDevice ?? _ownedDevice, _logger);
+            string? checkpointDirectory = settings.CheckpointDirectory ??
+                (settings.LogDirectory is null ? null : Path.Combine(settings.LogDirectory, "checkpoints"));
+            if (settings.CheckpointStore is null && checkpointDirectory is not null)
+            {
+                _ownedCheckpointStore = new LocalCheckpointStore(checkpointDirectory);
+            }
+
+            if ((settings.CheckpointStore ?? _ownedCheckpointStore) is { } checkpointStore && _engine.Log.Device is { } device)
+            {
+                _catalog = new CheckpointCatalog(checkpointStore);
+                _checkpoints = new CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+                    _engine, _sessions, _catalog, device, settings.CheckpointsToKeep,
+                    settings.LoggerFactory?.CreateLogger("HybridKV.Checkpoints") ?? NullLogger.Instance);
+            }
         }
         catch
         {
+            _ownedCheckpointStore?.Dispose();
             _ownedDevice?.Dispose();
             throw;
         }
 
-        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _openSessionIds.Count);
+        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount);
+        if (settings.CheckpointInterval is { } interval && _checkpoints is not null)
+        {
+            _periodicCheckpoints = RunPeriodicCheckpointsAsync(interval, _stopping.Token);
+        }
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }
@@ -132,12 +159,16 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         await _engine.Epoch.WaitUntilSafeAsync(safeEpoch, cancellationToken).ConfigureAwait(false);
         if (_engine.Log.Device is { } device)
         {
-            await device.TruncateUntilAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
+            // A kept checkpoint may still need older segments; retention deletes them once none does.
+            long until = _checkpoints is null
+                ? newBeginAddress
+                : Math.Min(newBeginAddress, await _checkpoints.OldestNeededAddressAsync(cancellationToken).ConfigureAwait(false));
+            await device.TruncateUntilAsync(until, cancellationToken).ConfigureAwait(false);
         }
     }
 
     /// <summary>The number of sessions currently open.</summary>
-    public int OpenSessionCount => _openSessionIds.Count;
+    public int OpenSessionCount => _sessions.OpenCount;
 
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
@@ -148,32 +179,177 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
     public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession() => NewSession(Guid.NewGuid());
 
-    /// <summary>Starts a session with the given identity (the identity CPR commit points are reported under).</summary>
+    /// <summary>
+    /// Starts a session with the given identity (the identity CPR commit points are recorded under). Its serial numbers
+    /// start at 1; to resume a session after recovery, use <see cref="ContinueSession"/> instead.
+    /// </summary>
     /// <exception cref="ArgumentException">A session with this identity is already open.</exception>
     /// <exception cref="InvalidOperationException"><see cref="StoreSettings.MaxSessions"/> sessions are open.</exception>
     /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
-    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession(Guid id)
+    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> NewSession(Guid id) =>
+        OpenSession(id, continueRecovered: false, out _);
+
+    /// <summary>
+    /// Resumes a session after <see cref="RecoverAsync"/>: the session gets back its identity, and
+    /// <paramref name="recovered"/> says exactly which of its operations survived (every one up to
+    /// <see cref="CommitPoint.UntilSerialNo"/> except the excluded ones), so that the caller issues the rest again.
+    /// Serial numbers continue after the commit point.
+    /// </summary>
+    /// <param name="id">The session's identity.</param>
+    /// <param name="recovered">The session's recovered commit point; <see cref="CommitPoint.None"/> when no checkpoint
+    /// holds any operation of this session.</param>
+    /// <exception cref="ArgumentException">A session with this identity is already open.</exception>
+    /// <exception cref="InvalidOperationException"><see cref="StoreSettings.MaxSessions"/> sessions are open.</exception>
+    /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
+    public Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> ContinueSession(Guid id, out CommitPoint recovered) =>
+        OpenSession(id, continueRecovered: true, out recovered);
+
+    private Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> OpenSession(
+        Guid id, bool continueRecovered, out CommitPoint recovered)
     {
         if (IsDisposed)
         {
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }
 
-        if (!_openSessionIds.TryAdd(id, 0))
-        {
-            throw new ArgumentException($"A session with id {id} is already open on this store.", nameof(id));
-        }
-
         if (!_engine.Epoch.TryAcquireEntry(out int entry))
         {
-            _openSessionIds.TryRemove(id, out _);
             ThrowHelper.ThrowTooManySessions(Settings.MaxSessions);
         }
 
-        return new Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>(this, _engine, entry, id);
+        try
+        {
+            SessionCprState state = _sessions.Register(id, () => _engine.State.SessionVersion, continueRecovered,
+                out recovered);
+            return new Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>(this, _engine, entry, state);
+        }
+        catch
+        {
+            _engine.Epoch.ReleaseEntry(entry);
+            throw;
+        }
     }
 
-    internal void OnSessionDisposed(Guid id) => _openSessionIds.TryRemove(id, out _);
+    internal void OnSessionDisposed(SessionCprState state) => _sessions.Close(state, keepForCheckpoint: _checkpoints is not null);
+
+    /// <summary>
+    /// Takes a CPR checkpoint (CPR §6) while sessions keep running, and returns once it is durable. Every session's
+    /// operations up to its CPR point (chosen as the session reaches its next operation; an idle session's is its last
+    /// operation) are in it, and none after; each open session is told its commit point through
+    /// <see cref="Session{TKey, TValue, TInput, TOutput, TContext, TFunctions}.Committed"/>.
+    /// </summary>
+    /// <param name="kind">Index and log, or log only.</param>
+    /// <param name="mode">Fold-over or snapshot (CPR App. D).</param>
+    /// <param name="cancellationToken">Cancels waiting for a running checkpoint, or the index checkpoint; once sessions
+    /// start moving to the next version the commit runs to its end.</param>
+    /// <returns>The checkpoint's token.</returns>
+    /// <exception cref="InvalidOperationException">The store has no log device or no checkpoint store.</exception>
+    /// <exception cref="Devices.StorageDeviceException">Writing the log failed; the checkpoint is not committed.</exception>
+    public async Task<Guid> TakeCheckpointAsync(
+        CheckpointKind kind = CheckpointKind.Full, CheckpointMode mode = CheckpointMode.FoldOver,
+        CancellationToken cancellationToken = default)
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        if (!Enum.IsDefined(kind))
+        {
+            throw new ArgumentOutOfRangeException(nameof(kind), kind, "Use CheckpointKind.Full or CheckpointKind.LogOnly.");
+        }
+
+        if (!Enum.IsDefined(mode))
+        {
+            throw new ArgumentOutOfRangeException(nameof(mode), mode,
+                "Use CheckpointMode.FoldOver or CheckpointMode.Snapshot.");
+        }
+
+        return await RequireCheckpoints().TakeAsync(kind, mode, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Restores the store from a checkpoint (CPR §6.4). Call it on a new store, before opening any session. Then
+    /// <see cref="ContinueSession"/> tells each session which of its operations survived.
+    /// </summary>
+    /// <param name="token">The checkpoint to recover, or <see langword="null"/> for the newest one that verifies
+    /// completely; newer ones that are torn or corrupt are skipped (and listed in the result).</param>
+    /// <param name="progress">Receives the replay's progress.</param>
+    /// <param name="cancellationToken">Cancels recovery; the store is then unusable and must be disposed.</param>
+    /// <returns>What was recovered, or <see langword="null"/> when there is no checkpoint at all.</returns>
+    /// <exception cref="CorruptCheckpointException">Checkpoints exist but none verifies; the message names each file at
+    /// fault.</exception>
+    /// <exception cref="InvalidOperationException">The store is not new, or has no log device or checkpoint store, or
+    /// the checkpoint was written for other key or value types.</exception>
+    public async Task<RecoveryResult?> RecoverAsync(
+        Guid? token = null, IProgress<RecoveryProgress>? progress = null, CancellationToken cancellationToken = default)
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions> checkpoints = RequireCheckpoints();
+        if (_engine.Log.TailAddress != LogAddress.FirstValid || _sessions.OpenCount != 0 ||
+            Interlocked.Exchange(ref _recovered, 1) != 0)
+        {
+            throw new InvalidOperationException(
+                "Recover a new store, before opening sessions or writing anything, and only once.");
+        }
+
+        var clock = System.Diagnostics.Stopwatch.StartNew();
+        var recovery = new CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+            _engine, _catalog!, _engine.Log.Device!, checkpoints.Layout, _logger);
+        CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Choice? choice =
+            await recovery.ChooseAsync(token, cancellationToken).ConfigureAwait(false);
+        if (choice is null)
+        {
+            return null;
+        }
+
+        long records = await recovery.ApplyAsync(choice, progress, cancellationToken).ConfigureAwait(false);
+        CheckpointMetadata metadata = choice.Metadata;
+        _sessions.Restore(metadata.Sessions);
+        checkpoints.OnRecovered(metadata.Index);
+        var result = new RecoveryResult(choice.Manifest.Token, metadata.Version, metadata.Kind, metadata.Mode,
+            metadata.BeginAddress, metadata.FinalAddress, records, _sessions.CommittedPoints, choice.Skipped,
+            clock.Elapsed);
+        Diagnostics.CheckpointLog.Recovered(_logger, result.Token, result.Version, result.BeginAddress,
+            result.TailAddress, records, metadata.Sessions.Count, clock.Elapsed.TotalMilliseconds);
+        return result;
+    }
+
+    private CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions> RequireCheckpoints() =>
+        _checkpoints ?? throw new InvalidOperationException(
+            "Checkpoints need a log device (StoreSettings.LogDirectory or LogDevice) and a checkpoint store " +
+            "(StoreSettings.LogDirectory, CheckpointDirectory or CheckpointStore).");
+
+    private async Task RunPeriodicCheckpointsAsync(TimeSpan interval, CancellationToken stopping)
+    {
+        using var timer = new PeriodicTimer(interval);
+        int taken = 0;
+        try
+        {
+            while (await timer.WaitForNextTickAsync(stopping).ConfigureAwait(false))
+            {
+                CheckpointKind kind = taken % Settings.IndexCheckpointEvery == 0
+                    ? CheckpointKind.Full
+                    : CheckpointKind.LogOnly;
+                try
+                {
+                    await _checkpoints!.TakeAsync(kind, Settings.PeriodicCheckpointMode, stopping).ConfigureAwait(false);
+                    taken++;
+                }
+                catch (Exception error) when (error is not OperationCanceledException)
+                {
+                    Diagnostics.CheckpointLog.PeriodicFailed(_logger, error);
+                }
+            }
+        }
+        catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+        {
+        }
+    }
 
     /// <summary>
     /// Waits for operations in progress to leave the store, then frees its memory. Sessions stay objects that throw
@@ -185,6 +361,11 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         {
             return;
         }
+
+        // Stop checkpoints first: a running one still drives sessions through its phases and reads the log.
+        _stopping.Cancel();
+        _periodicCheckpoints.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
+        _checkpoints?.WaitUntilIdle();
 
         // Every session checks the flag after protecting itself. After the flush, a session that protected itself
         // earlier is visible to the scan below, and one that protects itself later sees the flag; so once the scan
@@ -198,7 +379,10 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
         StoreLog.StoreDisposed(_logger, _engine.Log.TailAddress);
         _metrics.Dispose();
+        _checkpoints?.Dispose();
         _engine.Dispose();
         _ownedDevice?.Dispose();
+        _ownedCheckpointStore?.Dispose();
+        _stopping.Dispose();
     }
 }

@@ -68,7 +68,8 @@ public sealed record StoreSettings
 
     /// <summary>
     /// A directory for the store's files: the log goes to <c>{LogDirectory}/log</c> on a <see cref="LocalFileDevice"/>
-    /// that the store creates and disposes (later, checkpoints go beside it). Exclusive with <see cref="LogDevice"/>.
+    /// that the store creates and disposes, and checkpoints to <c>{LogDirectory}/checkpoints</c> unless
+    /// <see cref="CheckpointDirectory"/> or <see cref="CheckpointStore"/> says otherwise. Exclusive with <see cref="LogDevice"/>.
     /// </summary>
     public string? LogDirectory { get; init; }
 
@@ -83,6 +84,37 @@ public sealed record StoreSettings
 
     /// <summary>The largest allowed <see cref="LogSegmentSizeBits"/> (1 TiB).</summary>
     public const int MaxLogSegmentSizeBits = 40;
+
+    /// <summary>
+    /// A directory for checkpoints, written by a <see cref="Checkpoints.LocalCheckpointStore"/> the store creates.
+    /// Defaults to <c>{LogDirectory}/checkpoints</c> when <see cref="LogDirectory"/> is set. Exclusive with
+    /// <see cref="CheckpointStore"/>.
+    /// </summary>
+    public string? CheckpointDirectory { get; init; }
+
+    /// <summary>Where checkpoints go, owned by the caller (the store does not dispose it).</summary>
+    public Checkpoints.CheckpointStore? CheckpointStore { get; init; }
+
+    /// <summary>
+    /// How many of the newest checkpoints to keep, from 0 to <see cref="MaxCheckpointsToKeep"/>; older ones (except
+    /// index checkpoints a kept one refers to) are deleted after each new one. 0 keeps every checkpoint. Default 3.
+    /// </summary>
+    public int CheckpointsToKeep { get; init; } = 3;
+
+    /// <summary>The largest allowed <see cref="CheckpointsToKeep"/>.</summary>
+    public const int MaxCheckpointsToKeep = 1000;
+
+    /// <summary>
+    /// Takes a checkpoint this often in the background (<see langword="null"/>, the default, for never): log-only, with
+    /// a full one first and then every <see cref="IndexCheckpointEvery"/> checkpoints. At least one millisecond.
+    /// </summary>
+    public TimeSpan? CheckpointInterval { get; init; }
+
+    /// <summary>How periodic checkpoints capture the log. Default <see cref="Checkpoints.CheckpointMode.FoldOver"/>.</summary>
+    public Checkpoints.CheckpointMode PeriodicCheckpointMode { get; init; } = Checkpoints.CheckpointMode.FoldOver;
+
+    /// <summary>Every how many periodic checkpoints one also checkpoints the index, from 1 to 1000. Default 8.</summary>
+    public int IndexCheckpointEvery { get; init; } = 8;
 
     /// <summary>Where the store logs; <see langword="null"/> for no logging.</summary>
     public ILoggerFactory? LoggerFactory { get; init; }
@@ -163,6 +195,31 @@ public sealed record StoreSettings
                 LogDevice.SectorSize,
                 $"The log device's sector size ({LogDevice.SectorSize} bytes) must not exceed the page size " +
                 $"({PageSize} bytes); raise {nameof(PageSizeBits)}.");
+        }
+
+        if (CheckpointStore is not null && CheckpointDirectory is not null)
+        {
+            throw new ArgumentException(
+                $"Set either {nameof(CheckpointStore)} or {nameof(CheckpointDirectory)}, not both.",
+                nameof(CheckpointDirectory));
+        }
+
+        if (CheckpointsToKeep < 0 || CheckpointsToKeep > MaxCheckpointsToKeep)
+        {
+            throw new ArgumentOutOfRangeException(nameof(CheckpointsToKeep), CheckpointsToKeep,
+                $"{nameof(CheckpointsToKeep)} must be from 0 (keep all) to {MaxCheckpointsToKeep}.");
+        }
+
+        if (CheckpointInterval is { } interval && interval < TimeSpan.FromMilliseconds(1))
+        {
+            throw new ArgumentOutOfRangeException(nameof(CheckpointInterval), interval,
+                $"{nameof(CheckpointInterval)} must be at least 1 ms, or null for no periodic checkpoints.");
+        }
+
+        if (IndexCheckpointEvery < 1 || IndexCheckpointEvery > 1000)
+        {
+            throw new ArgumentOutOfRangeException(nameof(IndexCheckpointEvery), IndexCheckpointEvery,
+                $"{nameof(IndexCheckpointEvery)} must be from 1 to 1000.");
         }
 
         if (MaxSessions < 1 || MaxSessions > MaxMaxSessions)

@@ -140,7 +140,7 @@ public sealed class CheckpointCatalog
         return manifest;
     }
 
-    private async Task<(CheckpointManifest? Manifest, string? Problem)> TryReadManifestAsync(
+    internal async Task<(CheckpointManifest? Manifest, string? Problem)> TryReadManifestAsync(
         Guid token, CancellationToken cancellationToken)
     {
         string where = _store.Describe(token, "manifest.json");
@@ -171,7 +171,7 @@ public sealed class CheckpointCatalog
         }
     }
 
-    private async Task<string?> VerifyPartsAsync(CheckpointManifest manifest, CancellationToken cancellationToken)
+    internal async Task<string?> VerifyPartsAsync(CheckpointManifest manifest, CancellationToken cancellationToken)
     {
         byte[] buffer = new byte[1 << 16];
         foreach (CheckpointPart part in manifest.Parts)

@@ -9,7 +9,13 @@ namespace HybridKV.Log;
 /// <summary>Flushing read-only pages to the device and evicting flushed pages from memory (FASTER §5.2, §6.1).</summary>
 internal sealed partial class HybridLog
 {
-    private readonly FlushTracker _flushTracker;
+    private FlushTracker _flushTracker;
+
+    // Flush ranges are issued in address order under this lock. A range that starts inside a sector (after a
+    // fold-over checkpoint, or recovery, ended a flush mid-page) waits for the write of the range before it, which
+    // holds an older copy of that sector: otherwise the older copy could land last.
+    private readonly object _flushIssueLock = new();
+    private Task _lastFlushWrite = Task.CompletedTask;
     private readonly AsyncSignal _spaceSignal = new();
     private ExceptionDispatchInfo? _flushError;
     private int _outstandingFlushes;
@@ -28,18 +34,15 @@ internal sealed partial class HybridLog
 
     private void OnReadOnlyAddressSafe(long newSafeReadOnlyAddress)
     {
-        long old = Volatile.Read(ref _safeReadOnlyAddress);
-        while (newSafeReadOnlyAddress > old)
+        lock (_flushIssueLock)
         {
-            long seen = Interlocked.CompareExchange(ref _safeReadOnlyAddress, newSafeReadOnlyAddress, old);
-            if (seen == old)
+            long old = Volatile.Read(ref _safeReadOnlyAddress);
+            if (newSafeReadOnlyAddress > old)
             {
+                Volatile.Write(ref _safeReadOnlyAddress, newSafeReadOnlyAddress);
                 // Nobody updates [old, new) in place any more, so it can be written out (Alg. 1, update_safe_ro).
                 FlushRange(old, newSafeReadOnlyAddress);
-                return;
             }
-
-            old = seen;
         }
     }
 
@@ -55,20 +58,20 @@ internal sealed partial class HybridLog
         {
             long from = Math.Max(start, page << _pageSizeBits);
             long to = Math.Min(end, (page + 1) << _pageSizeBits);
+            Task sharedSector = (from & (_device.SectorSize - 1)) != 0 ? _lastFlushWrite : Task.CompletedTask;
             Interlocked.Increment(ref _outstandingFlushes);
-            _ = FlushPageRangeAsync(_device, page, from, to);
+            _lastFlushWrite = FlushPageRangeAsync(_device, page, from, to, sharedSector);
         }
     }
 
-    private async Task FlushPageRangeAsync(StorageDevice device, long page, long from, long to)
+    private async Task FlushPageRangeAsync(StorageDevice device, long page, long from, long to, Task sharedSector)
     {
         try
         {
             // Whole sectors, within the page. The sectors at the edges may hold bytes outside [from, to): before
-            // 'from' they were flushed already; after 'to' they are rewritten when their own range is flushed. Today
-            // every range starts on a page boundary, so two flushes never share a sector; a range that starts inside
-            // a page (a fold-over checkpoint) must not be written before the flush of the sector it shares has
-            // completed, or the older copy of that sector could land last.
+            // 'from' they were flushed already (and that write has completed: see _flushIssueLock); after 'to' they
+            // are rewritten when their own range is flushed.
+            await sharedSector.ConfigureAwait(false);
             long sectorMask = device.SectorSize - 1;
             long pageEnd = (page + 1) << _pageSizeBits;
             long alignedFrom = from & ~sectorMask;
@@ -112,6 +115,32 @@ internal sealed partial class HybridLog
                 "The log cannot make room in memory because writing a page to its device failed; operations that " +
                 "need a new record fail until the store is reopened. Data already written is intact.",
                 error.SourceException);
+        }
+    }
+
+    /// <summary>
+    /// Completes once everything below <paramref name="address"/> is written to the device; fails if a flush failed.
+    /// </summary>
+    public async Task WaitForFlushAsync(long address, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            Task signal = SpaceSignal;
+            if (FlushedUntilAddress >= address)
+            {
+                return;
+            }
+
+            if (_flushError is { } error)
+            {
+                throw new StorageDeviceException(
+                    $"Writing the log to its device failed below address {address}.", error.SourceException);
+            }
+
+            await signal.WaitAsync(TimeSpan.FromMilliseconds(100), cancellationToken)
+                .ContinueWith(static _ => { }, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously,
+                    TaskScheduler.Default).ConfigureAwait(false);
+            cancellationToken.ThrowIfCancellationRequested();
         }
     }
 

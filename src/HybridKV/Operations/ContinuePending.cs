@@ -16,11 +16,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// <see cref="StartRecordRead"/>); or <see cref="OperationStatus.Pending"/> / <see cref="OperationStatus.RetryLater"/>
     /// to be tried again later.
     /// </returns>
-    public OperationStatus ContinuePending(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
+    public OperationStatus ContinuePending(PendingOperation<TKey, TInput, TOutput, TContext> operation, in SessionView session)
     {
         if (!operation.HasRecord)
         {
-            return Restart(operation, epochEntry);
+            return Restart(operation, in session);
         }
 
         operation.HasRecord = false;
@@ -40,10 +40,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return OperationStatus.RecordOnStorage;
             }
 
-            return ContinueWithoutRecord(operation, epochEntry);
+            return ContinueWithoutRecord(operation, in session);
         }
 
-        return ContinueWithRecord(operation, record, epochEntry);
+        if (operation.Kind != PendingKind.Read && IsFromNextVersion(record.Header, in session))
+        {
+            return OperationStatus.CrossVersion;
+        }
+
+        return ContinueWithRecord(operation, record, in session);
     }
 
     /// <summary>Reads the record at <c>operation.Storage.RecordAddress</c>, just its sectors, then calls back.</summary>
@@ -108,7 +113,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     private OperationStatus ContinueWithRecord(
-        PendingOperation<TKey, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record, int epochEntry)
+        PendingOperation<TKey, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record, in SessionView session)
     {
         switch (operation.Kind)
         {
@@ -128,23 +133,23 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 }
 
                 return IsEntryUnchanged(operation, out IndexSlot deleteSlot)
-                    ? Finish(operation, AppendTombstone(ref deleteSlot, in operation.Key, epochEntry), epochEntry)
-                    : Restart(operation, epochEntry);
+                    ? Finish(operation, AppendTombstone(ref deleteSlot, in operation.Key, in session), in session)
+                    : Restart(operation, in session);
 
             default:
                 if (!IsEntryUnchanged(operation, out IndexSlot slot))
                 {
-                    return Restart(operation, epochEntry);
+                    return Restart(operation, in session);
                 }
 
                 OperationStatus status = record.Header.Tombstone
-                    ? CreateInitialRecord(ref slot, in operation.Key, in operation.Input, epochEntry)
-                    : CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, epochEntry);
-                return Finish(operation, status, epochEntry);
+                    ? CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session)
+                    : CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, in session);
+                return Finish(operation, status, in session);
         }
     }
 
-    private OperationStatus ContinueWithoutRecord(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
+    private OperationStatus ContinueWithoutRecord(PendingOperation<TKey, TInput, TOutput, TContext> operation, in SessionView session)
     {
         if (operation.Kind != PendingKind.RMW)
         {
@@ -152,8 +157,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         return IsEntryUnchanged(operation, out IndexSlot slot)
-            ? Finish(operation, CreateInitialRecord(ref slot, in operation.Key, in operation.Input, epochEntry), epochEntry)
-            : Restart(operation, epochEntry);
+            ? Finish(operation, CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session), in session)
+            : Restart(operation, in session);
     }
 
     /// <summary>
@@ -167,10 +172,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>A lost CAS (or no log space) after the read: start the operation over.</summary>
     private OperationStatus Finish(
-        PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, int epochEntry) =>
-        status == OperationStatus.RetryNow ? Restart(operation, epochEntry) : status;
+        PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, in SessionView session) =>
+        status == OperationStatus.RetryNow ? Restart(operation, in session) : status;
 
-    private OperationStatus Restart(PendingOperation<TKey, TInput, TOutput, TContext> operation, int epochEntry)
+    private OperationStatus Restart(PendingOperation<TKey, TInput, TOutput, TContext> operation, in SessionView session)
     {
         OperationStatus status;
         StorageRead storageRead;
@@ -178,8 +183,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         {
             status = operation.Kind switch
             {
-                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, epochEntry, out storageRead),
-                PendingKind.Delete => InternalDelete(in operation.Key, epochEntry, out storageRead),
+                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, in session, out storageRead),
+                PendingKind.Delete => InternalDelete(in operation.Key, in session, out storageRead),
                 _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
             };
         }
@@ -194,9 +199,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     private OperationStatus CopyUpdateFrom(
-        ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, int epochEntry)
+        ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
                 out LogRecord<TKey, TValue> record))
         {
             return OperationStatus.RetryLater;

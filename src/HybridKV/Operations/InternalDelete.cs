@@ -8,7 +8,7 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalDelete(in TKey key, int epochEntry, out StorageRead storageRead)
+    public OperationStatus InternalDelete(in TKey key, in SessionView session, out StorageRead storageRead)
     {
         storageRead = default;
         if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
@@ -32,25 +32,31 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+        UpdateDecision decision = DecideUpdate(region, record.Header, in session);
+        if (decision == UpdateDecision.CrossVersion)
+        {
+            return OperationStatus.CrossVersion;
+        }
+
         if (record.Header.Tombstone)
         {
             return OperationStatus.NotFound;
         }
 
-        if (region == LogRegion.Mutable)
+        if (decision == UpdateDecision.InPlace)
         {
             record.Header.SetTombstone();
             return OperationStatus.Success;
         }
 
-        return AppendTombstone(ref slot, in key, epochEntry);
+        // Like an upsert, a tombstone is blind: it shadows the older record from the tail without waiting.
+        return AppendTombstone(ref slot, in key, in session);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, int epochEntry)
+    private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, in SessionView session)
     {
-        // Like an upsert, the tombstone shadows the older record from the tail.
-        if (!TryAppendRecord(in key, slot.Address, tombstone: true, epochEntry, out long newAddress,
+        if (!TryAppendRecord(in key, slot.Address, tombstone: true, in session, out long newAddress,
                 out LogRecord<TKey, TValue> tombstone))
         {
             return OperationStatus.RetryLater;

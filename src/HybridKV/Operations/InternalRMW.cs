@@ -4,11 +4,11 @@ using HybridKV.Log;
 
 namespace HybridKV.Operations;
 
-/// <summary>Read-modify-write (FASTER Alg. 4 and Table 2).</summary>
+/// <summary>Read-modify-write (FASTER Alg. 4 and Table 2; CPR App. B–C).</summary>
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalRMW(in TKey key, in TInput input, int epochEntry, out StorageRead storageRead)
+    public OperationStatus InternalRMW(in TKey key, in TInput input, in SessionView session, out StorageRead storageRead)
     {
         storageRead = default;
         IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
@@ -17,7 +17,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         LogRegion region = view.Classify(address);
         if (region == LogRegion.None)
         {
-            return CreateInitialRecord(ref slot, in key, in input, epochEntry);
+            return CreateInitialRecord(ref slot, in key, in input, in session);
         }
 
         if (region == LogRegion.OnStorage)
@@ -27,32 +27,30 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-        if (record.Header.Tombstone)
+        switch (DecideUpdate(region, record.Header, in session))
         {
-            // Deleted: nobody updates a tombstone in place, so starting a fresh value at the tail loses nothing.
-            return CreateInitialRecord(ref slot, in key, in input, epochEntry);
-        }
+            case UpdateDecision.CrossVersion:
+                return OperationStatus.CrossVersion;
 
-        switch (region)
-        {
-            case LogRegion.Mutable:
+            case UpdateDecision.Wait:
+                return OperationStatus.Pending;
+
+            case UpdateDecision.InPlace when !record.Header.Tombstone:
                 _functions.InPlaceUpdater(in key, in input, ref record.Value);
                 return OperationStatus.Success;
 
-            case LogRegion.Fuzzy:
-                // A thread with an older view may still update this record in place; a copy made now could miss that
-                // update (the lost-update anomaly, FASTER §6.2). Wait until the region is safely read-only.
-                return OperationStatus.Pending;
-
             default:
-                return CopyUpdateRecord(ref slot, in key, in input, address, epochEntry);
+                // Deleted: nobody updates a tombstone in place, so starting a fresh value at the tail loses nothing.
+                return record.Header.Tombstone
+                    ? CreateInitialRecord(ref slot, in key, in input, in session)
+                    : CopyUpdateRecord(ref slot, in key, in input, address, in session);
         }
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private OperationStatus CreateInitialRecord(ref IndexSlot slot, in TKey key, in TInput input, int epochEntry)
+    private OperationStatus CreateInitialRecord(ref IndexSlot slot, in TKey key, in TInput input, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
                 out LogRecord<TKey, TValue> record))
         {
             return OperationStatus.RetryLater;
@@ -64,9 +62,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus CopyUpdateRecord(
-        ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, int epochEntry)
+        ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
                 out LogRecord<TKey, TValue> record))
         {
             return OperationStatus.RetryLater;

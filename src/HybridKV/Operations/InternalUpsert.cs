@@ -8,30 +8,37 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalUpsert(in TKey key, in TValue value, int epochEntry)
+    public OperationStatus InternalUpsert(in TKey key, in TValue value, in SessionView session)
     {
         IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
         LogView view = Log.GetView();
         long address = TraceBackForKey(in key, slot.Address, view.HeadAddress);
-        if (view.Classify(address) == LogRegion.Mutable)
+        LogRegion region = view.Classify(address);
+        if (region >= LogRegion.SafeReadOnly)
         {
             LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-            if (!record.Header.Tombstone)
+            UpdateDecision decision = DecideUpdate(region, record.Header, in session);
+            if (decision == UpdateDecision.CrossVersion)
+            {
+                return OperationStatus.CrossVersion;
+            }
+
+            if (decision == UpdateDecision.InPlace && !record.Header.Tombstone)
             {
                 _functions.ConcurrentWriter(in key, in value, ref record.Value);
                 return OperationStatus.Success;
             }
         }
 
-        // Below the mutable region (or deleted): a blind update needs no old value, so it never waits for the fuzzy
-        // region or for storage; the newer record simply shadows the older one.
-        return AppendUpsert(ref slot, in key, in value, epochEntry);
+        // Anything but in place: a blind update needs no old value, so it never waits for the fuzzy region, for
+        // storage, or for an older version's in-place updates; the newer record simply shadows the older one.
+        return AppendUpsert(ref slot, in key, in value, in session);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, int epochEntry)
+    private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, epochEntry, out long address,
+        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
                 out LogRecord<TKey, TValue> record))
         {
             return OperationStatus.RetryLater;

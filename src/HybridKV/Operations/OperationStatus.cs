@@ -28,6 +28,12 @@ internal enum OperationStatus : byte
     /// The log has no free page frame yet; leave epoch protection, wait for log space, and start over.
     /// </summary>
     RetryLater,
+
+    /// <summary>
+    /// The key's record belongs to the next CPR version (CPR §6.2.1): the session crosses its CPR point and starts
+    /// over as that version.
+    /// </summary>
+    CrossVersion,
 }
 
 /// <summary>What an operation that returned <see cref="OperationStatus.RecordOnStorage"/> needs read.</summary>

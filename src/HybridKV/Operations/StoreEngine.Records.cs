@@ -41,10 +41,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool TryAppendRecord(
-        in TKey key, long previousAddress, bool tombstone, int epochEntry, out long address,
+        in TKey key, long previousAddress, bool tombstone, in SessionView session, out long address,
         out LogRecord<TKey, TValue> record)
     {
-        AllocationResult result = Log.TryAllocate(RecordSize, epochEntry, out address);
+        AllocationResult result = Log.TryAllocate(RecordSize, session.EpochEntry, out address);
         if (result != AllocationResult.Success)
         {
             if (result == AllocationResult.Full)
@@ -58,7 +58,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         record = Log.GetRecord<TKey, TValue>(address);
         record.Key = key;
-        record.Header = RecordHeader.Create(previousAddress, _version, tombstone);
+        record.Header = RecordHeader.Create(previousAddress, session.RecordVersion, tombstone);
         return true;
     }
 

@@ -1,3 +1,4 @@
+using HybridKV.Checkpoints;
 using HybridKV.Devices;
 using HybridKV.Epochs;
 using HybridKV.Index;
@@ -21,21 +22,43 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // Not readonly: a readonly struct field would be copied before every callback call.
     private TFunctions _functions;
 
-    // The CPR version stamped into new records (CPR §6); 1 until checkpoints exist.
-    private readonly long _version = 1;
+    // The global CPR state (CPR §6.2): phase and version in one word, read by every session as it enters an operation.
+    private long _systemState = new SystemState(CprPhase.Rest, 1).Word;
 
     public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
         _settings = settings;
         _functions = functions;
-        Epoch = new LightEpoch(settings.MaxSessions);
+        // One row more than sessions: the checkpoint state machine protects itself while it copies frames.
+        Epoch = new LightEpoch(settings.MaxSessions + 1);
+        Epoch.TryAcquireEntry(out int maintenanceEntry);
+        MaintenanceEntry = maintenanceEntry;
         Index = new HashIndex(settings.IndexBuckets);
         Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger);
     }
 
     public LightEpoch Epoch { get; }
 
-    public HashIndex Index { get; }
+    /// <summary>The epoch row of the store's own background work (copying frames into a snapshot).</summary>
+    public int MaintenanceEntry { get; }
+
+    /// <summary>The global CPR state; only the checkpoint state machine and recovery change it.</summary>
+    public SystemState State
+    {
+        [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
+        get => SystemState.FromWord(Volatile.Read(ref _systemState));
+        set => Volatile.Write(ref _systemState, value.Word);
+    }
+
+    public HashIndex Index { get; private set; }
+
+    /// <summary>Swaps in an index loaded by recovery, before any session exists.</summary>
+    public void ReplaceIndex(HashIndex index)
+    {
+        HashIndex old = Index;
+        Index = index;
+        old.Dispose();
+    }
 
     public HybridLog Log { get; }
 

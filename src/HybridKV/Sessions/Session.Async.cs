@@ -20,6 +20,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
         if (pending is null)
         {
+            _cpr.EndOperation();
             return new ReadResult<TOutput>(ToStatus(status), output);
         }
 
@@ -43,6 +44,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
+        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -65,6 +67,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
+        _cpr.EndOperation();
         return pending is null
             ? ToStatus(status)
             : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
@@ -89,6 +92,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
+        _cpr.EndOperation();
         return pending is null
             ? ToStatus(status)
             : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;

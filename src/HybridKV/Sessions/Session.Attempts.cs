@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using HybridKV.Operations;
 
 namespace HybridKV.Sessions;
@@ -9,7 +10,8 @@ namespace HybridKV.Sessions;
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     /// <summary>Takes the serial number of a new operation (once per operation, not per attempt).</summary>
-    private long TakeSerialNo() => _nextSerialNo++;
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private long TakeSerialNo() => _cpr.BeginOperation();
 
     private OperationStatus TryReadOnce(
         in TKey key, in TInput input, ref TOutput output, TContext context, bool awaited, long serialNo,
@@ -41,7 +43,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         try
         {
             OperationStatus status;
-            while ((status = _engine.InternalUpsert(in key, in value, _epochEntry)) == OperationStatus.RetryNow)
+            while (ShouldRetryNow(status = _engine.InternalUpsert(in key, in value, in _view)))
             {
             }
 
@@ -63,7 +65,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             OperationStatus status;
             StorageRead storageRead;
-            while ((status = _engine.InternalRMW(in key, in input, _epochEntry, out storageRead)) == OperationStatus.RetryNow)
+            while (ShouldRetryNow(status = _engine.InternalRMW(in key, in input, in _view, out storageRead)))
             {
             }
 
@@ -91,7 +93,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             OperationStatus status;
             StorageRead storageRead;
-            while ((status = _engine.InternalDelete(in key, _epochEntry, out storageRead)) == OperationStatus.RetryNow)
+            while (ShouldRetryNow(status = _engine.InternalDelete(in key, in _view, out storageRead)))
             {
             }
 
@@ -109,16 +111,43 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
     }
 
-    private static PendingOperation<TKey, TInput, TOutput, TContext> Park(
+    /// <summary>
+    /// Whether an attempt should be repeated at once: it lost a race on the index, or it found a record of the next
+    /// CPR version, in which case the session crosses its CPR point first.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool ShouldRetryNow(OperationStatus status)
+    {
+        if (status == OperationStatus.RetryNow)
+        {
+            return true;
+        }
+
+        if (status == OperationStatus.CrossVersion)
+        {
+            CrossToCurrentVersion();
+            return true;
+        }
+
+        return false;
+    }
+
+    /// <summary>Turns the operation in progress into a pending one; from here on it counts among the session's
+    /// pending operations, which relaxed CPR excludes from a commit whose CPR point they straddle.</summary>
+    private PendingOperation<TKey, TInput, TOutput, TContext> Park(
         PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context, bool awaited,
-        long serialNo) =>
-        new(kind, in key, in input, in output, context)
+        long serialNo)
+    {
+        _cpr.PendingSerialNos.Add(serialNo);
+        _cpr.EndOperation();
+        return new(kind, in key, in input, in output, context)
         {
             SerialNo = serialNo,
             Completion = awaited
                 ? new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously)
                 : null,
         };
+    }
 
     private void StartOrQueue(
         PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, StorageRead storageRead)

@@ -1,4 +1,6 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
+using HybridKV.Checkpoints;
 using System.Runtime.CompilerServices;
 using HybridKV.Epochs;
 using HybridKV.Operations;
@@ -34,28 +36,59 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private readonly Action<PendingOperation<TKey, TInput, TOutput, TContext>> _onReadDone;
     private int _readsInFlight;
 
+    // Serial numbers, CPR version and commit points (CPR §2), shared with the checkpoint state machine.
+    private readonly SessionCprState _cpr;
+
     // Owned by this session while >= 0; -1 once the session is disposed.
     private int _epochEntry;
 
-    // The serial number the next operation takes (CPR §2: a session's operations are numbered in order).
-    private long _nextSerialNo = 1;
+    // Refreshed each time the session enters protection: the epoch row, CPR version and global state it runs with.
+    private SessionView _view;
 
     internal Session(
         HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> store,
         StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
         int epochEntry,
-        Guid id)
+        SessionCprState cpr)
     {
         _store = store;
         _engine = engine;
         _epoch = engine.Epoch;
         _epochEntry = epochEntry;
         _onReadDone = OnReadDone;
-        Id = id;
+        _cpr = cpr;
+        _cpr.Committed = point => Committed?.Invoke(this, point);
     }
 
-    /// <summary>The session's identity, given to <c>NewSession</c> or generated.</summary>
-    public Guid Id { get; }
+    /// <summary>The session's identity, given to <c>NewSession</c> or generated: the name its commit points are
+    /// recorded under, and what <c>ContinueSession</c> takes after recovery.</summary>
+    public Guid Id => _cpr.Id;
+
+    /// <summary>
+    /// Raised when a checkpoint holding some of this session's operations is durable, with the session's commit
+    /// point in it. Raised on the thread that completed the checkpoint; keep handlers short.
+    /// </summary>
+    public event EventHandler<CommitPoint>? Committed;
+
+    /// <summary>The newest commit point of this session that is durable (after recovery: the recovered one).</summary>
+    public CommitPoint DurableCommitPoint => _cpr.Durable;
+
+    /// <summary>
+    /// Completes once every operation of this session up to <paramref name="serialNo"/> is part of a durable
+    /// checkpoint. Operations excluded from one commit because they were pending are covered by a later one.
+    /// </summary>
+    /// <param name="serialNo">A serial number this session has issued, from 1 to <see cref="LastSerialNo"/>.</param>
+    /// <param name="cancellationToken">Stops waiting; the checkpoint itself is not affected.</param>
+    public Task WaitForCommitAsync(long serialNo, CancellationToken cancellationToken = default)
+    {
+        if (serialNo < 1 || serialNo > LastSerialNo)
+        {
+            throw new ArgumentOutOfRangeException(nameof(serialNo), serialNo,
+                $"Wait for a serial number this session has issued: from 1 to {LastSerialNo}.");
+        }
+
+        return _cpr.WaitForCommitAsync(serialNo, cancellationToken);
+    }
 
     /// <summary>
     /// The serial number the next operation takes. Every operation (pending or not) takes one and increments it, so
@@ -65,21 +98,22 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <exception cref="ArgumentOutOfRangeException">The value is not greater than the last serial number used.</exception>
     public long NextSerialNo
     {
-        get => _nextSerialNo;
+        get => _cpr.NextSerialNo;
         set
         {
-            if (value < _nextSerialNo)
+            long next = _cpr.NextSerialNo;
+            if (value < next)
             {
                 throw new ArgumentOutOfRangeException(nameof(value), value,
-                    $"Serial numbers only increase: the next one must be at least {_nextSerialNo}.");
+                    $"Serial numbers only increase: the next one must be at least {next}.");
             }
 
-            _nextSerialNo = value;
+            _cpr.NextSerialNo = value;
         }
     }
 
     /// <summary>The serial number of the last operation issued, or 0 before the first.</summary>
-    public long LastSerialNo => _nextSerialNo - 1;
+    public long LastSerialNo => _cpr.NextSerialNo - 1;
 
     /// <summary>The number of operations that returned <see cref="Status.Pending"/> and have not completed yet.</summary>
     public int PendingCount => _ready.Count + Volatile.Read(ref _readsInFlight) + _readsDone.Count;
@@ -93,8 +127,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Reads a key: a reader callback turns the value and <paramref name="input"/> into the output.</summary>
     /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the
     /// read finishes in <see cref="CompletePending"/> (the completion callback then receives the output).</returns>
-    public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context) =>
-        ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _));
+    public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context)
+    {
+        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _);
+        _cpr.EndOperation();
+        return ToStatus(status);
+    }
 
     /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
@@ -113,6 +151,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
+        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -140,6 +179,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
+        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -164,6 +204,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
+        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -236,12 +277,13 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 OperationStatus status;
                 try
                 {
-                    status = _engine.ContinuePending(operation, _epochEntry);
+                    status = _engine.ContinuePending(operation, in _view);
                 }
                 catch (Exception error) when (operation.Completion is not null)
                 {
                     // An awaited operation fails through its own task, whoever happens to be driving completions.
                     operation.Dispose();
+                    _cpr.PendingSerialNos.Remove(operation.SerialNo);
                     operation.Completion.TrySetException(error);
                     progressed = true;
                     continue;
@@ -249,6 +291,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
                 switch (status)
                 {
+                    case OperationStatus.CrossVersion:
+                        CrossToCurrentVersion();
+                        _ready.Enqueue(operation);
+                        progressed = true;
+                        break;
                     case OperationStatus.Pending:
                         _ready.Enqueue(operation);
                         break;
@@ -262,6 +309,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                         break;
                     default:
                         operation.Dispose();
+                        _cpr.PendingSerialNos.Remove(operation.SerialNo);
                         _engine.ReportCompletion(operation, ToStatus(status));
                         CompleteAwaiter(operation, status);
                         progressed = true;
@@ -306,7 +354,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         _epoch.ReleaseEntry(_epochEntry);
         _epochEntry = -1;
-        _store.OnSessionDisposed(Id);
+        _store.OnSessionDisposed(_cpr);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -321,6 +369,28 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             _epoch.Unprotect(_epochEntry);
             ThrowHelper.ThrowObjectDisposed(_store.GetType().Name);
         }
+
+        SystemState state = _engine.State;
+        if (state.SessionVersion != _cpr.Version)
+        {
+            // The state machine moved to IN-PROGRESS: this is the session's CPR point (CPR §6.2.2).
+            _cpr.CrossTo(state.SessionVersion);
+        }
+
+        _view = new SessionView(_epochEntry, _cpr.Version, state);
+    }
+
+    /// <summary>
+    /// Crosses the CPR point in the middle of an operation that found a record of the next version (CPR §6.2.1); the
+    /// operation then starts over as that version.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void CrossToCurrentVersion()
+    {
+        SystemState state = _engine.State;
+        Debug.Assert(state.SessionVersion > _cpr.Version, "A record of the next version exists only past PREPARE.");
+        _cpr.CrossTo(state.SessionVersion);
+        _view = new SessionView(_epochEntry, _cpr.Version, state);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -1,0 +1,50 @@
+namespace HybridKV.Checkpoints;
+
+/// <summary>
+/// What a committed checkpoint records about the store, as JSON in its manifest: enough for recovery (CPR §6.4) to
+/// rebuild the index, find the log's bounds, and tell every session its commit point.
+/// </summary>
+/// <param name="Format">The layout of this record; recovery refuses formats it does not know.</param>
+/// <param name="Version">The CPR version v committed: records of version v + 1 are undone.</param>
+/// <param name="Kind">Full or log-only.</param>
+/// <param name="Mode">Fold-over or snapshot.</param>
+/// <param name="BeginAddress">The log's begin address.</param>
+/// <param name="StartAddress">The tail when the log commit started (L_s^h).</param>
+/// <param name="FinalAddress">The tail once every session had crossed (L_e^h): every v record lies below it.</param>
+/// <param name="SnapshotStartAddress">For a snapshot, where the snapshot part starts (a page boundary); below it the
+/// log device holds the log. Equal to <paramref name="FinalAddress"/> for a fold-over.</param>
+/// <param name="Index">The index checkpoint recovery starts from, or null to rebuild the index from the log.</param>
+/// <param name="Sessions">Every session's commit point.</param>
+/// <param name="Layout">The record layout the log was written with.</param>
+internal sealed record CheckpointMetadata(
+    int Format,
+    long Version,
+    CheckpointKind Kind,
+    CheckpointMode Mode,
+    long BeginAddress,
+    long StartAddress,
+    long FinalAddress,
+    long SnapshotStartAddress,
+    IndexCheckpointMetadata? Index,
+    IReadOnlyList<SessionCommitMetadata> Sessions,
+    LogLayoutMetadata Layout)
+{
+    public const int CurrentFormat = 1;
+    public const string IndexPart = "index";
+    public const string SnapshotPart = "snapshot";
+}
+
+/// <summary>A fuzzy index checkpoint and the tail before and after it (L_s^i, L_e^i; CPR §6.3).</summary>
+/// <param name="Token">The checkpoint holding the index part (this one, or an earlier full checkpoint).</param>
+/// <param name="StartAddress">The tail before the index was copied: replay starts here.</param>
+/// <param name="EndAddress">The tail after the index was copied.</param>
+internal sealed record IndexCheckpointMetadata(Guid Token, long StartAddress, long EndAddress);
+
+/// <summary>One session's commit point.</summary>
+internal sealed record SessionCommitMetadata(Guid Id, long UntilSerialNo, long[] ExcludedSerialNos)
+{
+    public CommitPoint ToCommitPoint() => new(UntilSerialNo, ExcludedSerialNos);
+}
+
+/// <summary>The shape of the records in the log, checked at recovery so that a store of other types is refused.</summary>
+internal sealed record LogLayoutMetadata(int PageSizeBits, int RecordSize, int KeySize, int ValueSize);

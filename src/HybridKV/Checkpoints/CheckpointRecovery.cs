@@ -1,0 +1,296 @@
+using System.Diagnostics;
+using System.Text.Json;
+using HybridKV.Devices;
+using HybridKV.Diagnostics;
+using HybridKV.Index;
+using HybridKV.Log;
+using HybridKV.Operations;
+using HybridKV.Sessions;
+using Microsoft.Extensions.Logging;
+
+namespace HybridKV.Checkpoints;
+
+/// <summary>
+/// Recovery (CPR §6.4): picks the newest checkpoint that verifies completely, loads its index checkpoint, replays the
+/// log between the index checkpoint's start and the commit's final address (Algorithm 3), undoing records of the next
+/// version on the device, and restores the log's offsets and every session's commit point.
+/// </summary>
+internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+    where TKey : unmanaged
+    where TValue : unmanaged
+    where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
+{
+    private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
+    private readonly CheckpointCatalog _catalog;
+    private readonly StorageDevice _device;
+    private readonly LogLayoutMetadata _layout;
+    private readonly ILogger _logger;
+
+    public CheckpointRecovery(
+        StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
+        CheckpointCatalog catalog,
+        StorageDevice device,
+        LogLayoutMetadata layout,
+        ILogger logger)
+    {
+        _engine = engine;
+        _catalog = catalog;
+        _device = device;
+        _layout = layout;
+        _logger = logger;
+    }
+
+    /// <summary>A checkpoint that verified, with its metadata and the manifest holding its index part.</summary>
+    public sealed record Choice(CheckpointManifest Manifest, CheckpointMetadata Metadata, CheckpointManifest? IndexManifest,
+        IReadOnlyList<string> Skipped);
+
+    /// <summary>
+    /// Finds the checkpoint to recover: <paramref name="token"/>, or the newest whose manifest, metadata and parts
+    /// (and those of the index checkpoint it refers to) all verify.
+    /// </summary>
+    /// <returns>The choice, or null when the store holds no checkpoint at all.</returns>
+    /// <exception cref="CorruptCheckpointException">Checkpoints exist but none verifies.</exception>
+    public async Task<Choice?> ChooseAsync(Guid? token, CancellationToken cancellationToken)
+    {
+        var skipped = new List<string>();
+        var manifests = new List<CheckpointManifest>();
+        foreach (Guid committed in await _catalog.Store.ListCommittedAsync(cancellationToken).ConfigureAwait(false))
+        {
+            (CheckpointManifest? manifest, string? problem) =
+                await _catalog.TryReadManifestAsync(committed, cancellationToken).ConfigureAwait(false);
+            if (manifest is not null)
+            {
+                manifests.Add(manifest);
+            }
+            else if (token is null || token == committed)
+            {
+                skipped.Add(problem!);
+            }
+        }
+
+        if (token is { } wanted && manifests.All(m => m.Token != wanted) && skipped.Count == 0)
+        {
+            throw new ArgumentException($"No committed checkpoint {wanted} in {_catalog.Store.Describe(wanted, null)}.",
+                nameof(token));
+        }
+
+        foreach (CheckpointManifest manifest in manifests.OrderByDescending(m => m.Sequence))
+        {
+            if (token is { } only && manifest.Token != only)
+            {
+                continue;
+            }
+
+            (Choice? choice, string? problem) = await VerifyAsync(manifest, manifests, cancellationToken)
+                .ConfigureAwait(false);
+            if (choice is not null)
+            {
+                return choice with { Skipped = skipped };
+            }
+
+            skipped.Add(problem!);
+            CheckpointLog.Skipped(_logger, problem!);
+        }
+
+        if (skipped.Count > 0)
+        {
+            throw new CorruptCheckpointException(skipped);
+        }
+
+        return null;
+    }
+
+    private async Task<(Choice?, string?)> VerifyAsync(
+        CheckpointManifest manifest, List<CheckpointManifest> all, CancellationToken cancellationToken)
+    {
+        string where = _catalog.Store.Describe(manifest.Token, "manifest.json");
+        CheckpointMetadata? metadata;
+        try
+        {
+            metadata = manifest.Metadata.Deserialize<CheckpointMetadata>(
+                CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.JsonOptions);
+        }
+        catch (JsonException error)
+        {
+            return (null, $"{where}: the store metadata cannot be read ({error.Message})");
+        }
+
+        if (metadata is null || metadata.Format != CheckpointMetadata.CurrentFormat)
+        {
+            return (null, $"{where}: not store metadata of format {CheckpointMetadata.CurrentFormat}");
+        }
+
+        if (metadata.Layout != _layout)
+        {
+            throw new InvalidOperationException(
+                $"Checkpoint {manifest.Token} was written by a store with records of {metadata.Layout.RecordSize} bytes " +
+                $"(key {metadata.Layout.KeySize}, value {metadata.Layout.ValueSize}) in pages of " +
+                $"2^{metadata.Layout.PageSizeBits} bytes; this store has {_layout.RecordSize} (key {_layout.KeySize}, " +
+                $"value {_layout.ValueSize}) in pages of 2^{_layout.PageSizeBits}. Open it with the same types and " +
+                $"{nameof(StoreSettings.PageSizeBits)}.");
+        }
+
+        if (await _catalog.VerifyPartsAsync(manifest, cancellationToken).ConfigureAwait(false) is { } partProblem)
+        {
+            return (null, partProblem);
+        }
+
+        CheckpointManifest? indexManifest = null;
+        if (metadata.Index is { } index)
+        {
+            indexManifest = all.FirstOrDefault(m => m.Token == index.Token);
+            if (indexManifest is null || indexManifest.Parts.All(p => p.Name != CheckpointMetadata.IndexPart))
+            {
+                return (null, $"{where}: refers to the index checkpoint {index.Token}, which is missing or unreadable " +
+                              $"({_catalog.Store.Describe(index.Token, CheckpointMetadata.IndexPart)})");
+            }
+
+            if (indexManifest != manifest &&
+                await _catalog.VerifyPartsAsync(indexManifest, cancellationToken).ConfigureAwait(false) is { } indexProblem)
+            {
+                return (null, indexProblem);
+            }
+        }
+
+        return (new Choice(manifest, metadata, indexManifest, Array.Empty<string>()), null);
+    }
+
+    /// <summary>Rebuilds the index and the log of a fresh store from <paramref name="choice"/>.</summary>
+    /// <returns>The number of records replayed.</returns>
+    public async Task<long> ApplyAsync(Choice choice, IProgress<RecoveryProgress>? progress, CancellationToken cancellationToken)
+    {
+        CheckpointMetadata metadata = choice.Metadata;
+        var step = Stopwatch.StartNew();
+        long replayFrom = metadata.BeginAddress;
+        if (metadata.Index is { } index)
+        {
+            Stream stream = await _catalog.OpenPartAsync(choice.IndexManifest!, CheckpointMetadata.IndexPart,
+                cancellationToken).ConfigureAwait(false);
+            await using (stream.ConfigureAwait(false))
+            {
+                _engine.ReplaceIndex(await HashIndex.ReadCheckpointAsync(stream, cancellationToken).ConfigureAwait(false));
+            }
+
+            replayFrom = Math.Max(metadata.BeginAddress, Math.Min(index.StartAddress, metadata.StartAddress));
+            CheckpointLog.RecoveryStep(_logger, choice.Manifest.Token, metadata.Version, "loading the index",
+                step.Elapsed.TotalMilliseconds);
+        }
+
+        step.Restart();
+        (long records, byte[] tailPagePrefix) = await ReplayAsync(choice, replayFrom, progress, cancellationToken)
+            .ConfigureAwait(false);
+        await _device.FlushAsync(cancellationToken).ConfigureAwait(false);
+        CheckpointLog.RecoveryStep(_logger, choice.Manifest.Token, metadata.Version, "replaying the log",
+            step.Elapsed.TotalMilliseconds);
+
+        _engine.Log.RestoreForRecovery(metadata.BeginAddress, metadata.FinalAddress, tailPagePrefix);
+        _engine.State = new SystemState(CprPhase.Rest, metadata.Version + 1);
+        return records;
+    }
+
+    /// <summary>
+    /// Algorithm 3 over [<paramref name="replayFrom"/>, final address), page by page. Pages come from the device, or
+    /// from the snapshot part at and above its start; a page that came from the snapshot, or in which a record of the
+    /// next version was marked invalid, is written back to the device, so that the device alone holds the recovered
+    /// log (recovering twice, after a crash during recovery, does the same again).
+    /// </summary>
+    private async Task<(long Records, byte[] TailPagePrefix)> ReplayAsync(
+        Choice choice, long replayFrom, IProgress<RecoveryProgress>? progress, CancellationToken cancellationToken)
+    {
+        CheckpointMetadata metadata = choice.Metadata;
+        int pageSize = _engine.Log.PageSize;
+        long pageMask = pageSize - 1;
+        long sectorMask = _device.SectorSize - 1;
+        long final = metadata.FinalAddress;
+        bool snapshot = metadata.Mode == CheckpointMode.Snapshot;
+        long snapshotStart = snapshot ? metadata.SnapshotStartAddress : final;
+        long firstPage = Math.Min(replayFrom, snapshotStart) & ~pageMask;
+        long totalBytes = Math.Max(0, final - firstPage);
+
+        Stream? snapshotStream = snapshot
+            ? await _catalog.OpenPartAsync(choice.Manifest, CheckpointMetadata.SnapshotPart, cancellationToken)
+                .ConfigureAwait(false)
+            : null;
+        using var buffer = new AlignedBuffer(pageSize, _device.SectorSize);
+        byte[] tailPagePrefix = new byte[(int)(final & pageMask)];
+        long records = 0;
+        try
+        {
+            for (long page = firstPage; page < final; page += pageSize)
+            {
+                int length = (int)Math.Min(pageSize, final - page);
+                int ioLength = (int)Math.Min(pageSize, (length + sectorMask) & ~sectorMask);
+                bool fromSnapshot = page >= snapshotStart;
+                if (!fromSnapshot && page + pageSize <= (replayFrom & ~pageMask))
+                {
+                    continue;
+                }
+
+                Memory<byte> bytes = buffer.Memory[..ioLength];
+                if (fromSnapshot)
+                {
+                    await snapshotStream!.ReadExactlyAsync(bytes[..length], cancellationToken).ConfigureAwait(false);
+                    bytes.Span[length..].Clear();
+                }
+                else
+                {
+                    await _device.ReadAsync(page, bytes, cancellationToken).ConfigureAwait(false);
+                }
+
+                (long replayed, bool changed) = ReplayPage(buffer, page, Math.Max(replayFrom, page), page + length,
+                    metadata.Version);
+                records += replayed;
+                if (changed || fromSnapshot)
+                {
+                    await _device.WriteAsync(page, bytes, cancellationToken).ConfigureAwait(false);
+                }
+
+                if (page + length == final && length < pageSize)
+                {
+                    bytes.Span[..length].CopyTo(tailPagePrefix);
+                }
+
+                progress?.Report(new RecoveryProgress(page + length - firstPage, totalBytes));
+            }
+        }
+        finally
+        {
+            if (snapshotStream is not null)
+            {
+                await snapshotStream.DisposeAsync().ConfigureAwait(false);
+            }
+        }
+
+        return (records, tailPagePrefix);
+    }
+
+    /// <summary>Replays the records of one page whose addresses lie in [from, to).</summary>
+    private unsafe (long Records, bool Changed) ReplayPage(AlignedBuffer buffer, long page, long from, long to, long version)
+    {
+        int recordSize = LogRecord<TKey, TValue>.Size;
+        int pageSize = _engine.Log.PageSize;
+        // Records are packed from the start of each page (the first page starts at FirstValid), never crossing a page.
+        long firstOffset = page == 0 ? LogAddress.FirstValid : 0;
+        long offset = from - page;
+        if (offset < firstOffset)
+        {
+            offset = firstOffset;
+        }
+        else
+        {
+            offset = firstOffset + ((offset - firstOffset + recordSize - 1) / recordSize * recordSize);
+        }
+
+        byte* start = (byte*)buffer.Pin().Pointer;
+        long records = 0;
+        bool changed = false;
+        for (; offset + recordSize <= pageSize && page + offset < to; offset += recordSize)
+        {
+            var record = new LogRecord<TKey, TValue>(start + offset);
+            changed |= _engine.ReplayRecord(record, page + offset, version);
+            records++;
+        }
+
+        return (records, changed);
+    }
+}

@@ -1,0 +1,164 @@
+using HybridKV.Checkpoints;
+
+namespace HybridKV.Sessions;
+
+/// <summary>
+/// A session's part in CPR (CPR §2, §6.2): its serial numbers, the version it runs as, its CPR point when it crosses
+/// to the next version, and the commit point last made durable. Shared between the session and the checkpoint state
+/// machine, which crosses sessions that are not inside an operation on their behalf, so that an idle session never
+/// holds up a checkpoint.
+/// </summary>
+/// <remarks>
+/// The session writes <c>_activeSerialNo</c> before <c>_nextSerialNo</c> and the state machine reads them in the
+/// opposite order, under <see cref="_gate"/>: whichever of them crosses first computes the same CPR point.
+/// </remarks>
+internal sealed class SessionCprState
+{
+    private readonly object _gate = new();
+    private readonly List<(long SerialNo, TaskCompletionSource Completion)> _waiters = new();
+    private long _version;
+    private long _nextSerialNo;
+    private long _activeSerialNo;
+    private CommitPoint? _crossedAt;
+    private long _crossedInto;
+    private CommitPoint _durable;
+
+    public SessionCprState(Guid id, long version, CommitPoint recovered)
+    {
+        Id = id;
+        _version = version;
+        _durable = recovered;
+        _nextSerialNo = recovered.UntilSerialNo + 1;
+    }
+
+    public Guid Id { get; }
+
+    /// <summary>The CPR version the session runs as.</summary>
+    public long Version => Volatile.Read(ref _version);
+
+    /// <summary>Serial numbers of the session's pending operations. Changed only by the session, inside an operation
+    /// that has already crossed to the current version, so the state machine reads it only while the session cannot
+    /// touch it.</summary>
+    public HashSet<long> PendingSerialNos { get; } = new();
+
+    /// <summary>Set once the session is disposed; it stays registered until a checkpoint has recorded it.</summary>
+    public bool Closed { get; set; }
+
+    /// <summary>Raised (outside any lock) when a commit of this session becomes durable.</summary>
+    public Action<CommitPoint>? Committed { get; set; }
+
+    public long NextSerialNo
+    {
+        get => Volatile.Read(ref _nextSerialNo);
+        set => Volatile.Write(ref _nextSerialNo, value);
+    }
+
+    /// <summary>The commit point last made durable (or recovered).</summary>
+    public CommitPoint Durable
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _durable;
+            }
+        }
+    }
+
+    /// <summary>Takes the serial number of a new operation.</summary>
+    public long BeginOperation()
+    {
+        long serialNo = _nextSerialNo;
+        Volatile.Write(ref _activeSerialNo, serialNo);
+        Volatile.Write(ref _nextSerialNo, serialNo + 1);
+        return serialNo;
+    }
+
+    /// <summary>The operation in progress finished, or was parked in <see cref="PendingSerialNos"/>.</summary>
+    public void EndOperation() => Volatile.Write(ref _activeSerialNo, 0);
+
+    /// <summary>
+    /// Moves the session to <paramref name="version"/>, recording its CPR point for the version it leaves: every
+    /// operation issued so far, except the one in progress and those pending (relaxed CPR), and none after.
+    /// </summary>
+    public void CrossTo(long version)
+    {
+        lock (_gate)
+        {
+            if (_version >= version)
+            {
+                return;
+            }
+
+            long next = Volatile.Read(ref _nextSerialNo);
+            long active = Volatile.Read(ref _activeSerialNo);
+            long until = active != 0 ? active - 1 : next - 1;
+            long[] excluded = PendingSerialNos.Where(s => s <= until).Order().ToArray();
+            _crossedAt = new CommitPoint(until, excluded);
+            _crossedInto = version;
+            Volatile.Write(ref _version, version);
+        }
+    }
+
+    /// <summary>
+    /// The session's CPR point for the version before <paramref name="version"/>: the one taken when it crossed, or,
+    /// for a session that started at <paramref name="version"/>, whatever was already durable.
+    /// </summary>
+    public CommitPoint CommitPointBefore(long version)
+    {
+        lock (_gate)
+        {
+            if (_version < version)
+            {
+                throw new InvalidOperationException($"Session {Id} has not crossed into version {version}.");
+            }
+
+            return _crossedInto == version ? _crossedAt! : _durable;
+        }
+    }
+
+    /// <summary>Publishes a durable commit point and wakes the waiters it satisfies.</summary>
+    public void OnCommitted(CommitPoint point)
+    {
+        List<TaskCompletionSource>? ready = null;
+        lock (_gate)
+        {
+            if (point.UntilSerialNo < _durable.UntilSerialNo)
+            {
+                return;
+            }
+
+            _durable = point;
+            for (int i = _waiters.Count - 1; i >= 0; i--)
+            {
+                if (Covers(point, _waiters[i].SerialNo))
+                {
+                    (ready ??= new()).Add(_waiters[i].Completion);
+                    _waiters.RemoveAt(i);
+                }
+            }
+        }
+
+        ready?.ForEach(c => c.TrySetResult());
+        Committed?.Invoke(point);
+    }
+
+    /// <summary>Completes once every operation up to <paramref name="serialNo"/> is durable.</summary>
+    public Task WaitForCommitAsync(long serialNo, CancellationToken cancellationToken)
+    {
+        lock (_gate)
+        {
+            if (Covers(_durable, serialNo))
+            {
+                return Task.CompletedTask;
+            }
+
+            var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _waiters.Add((serialNo, completion));
+            return completion.Task.WaitAsync(cancellationToken);
+        }
+    }
+
+    private static bool Covers(CommitPoint point, long serialNo) =>
+        point.UntilSerialNo >= serialNo && (point.ExcludedSerialNos.Count == 0 || point.ExcludedSerialNos[0] > serialNo);
+}

@@ -1,0 +1,143 @@
+using HybridKV.Checkpoints;
+
+namespace HybridKV.Sessions;
+
+/// <summary>
+/// Every session the store knows: open ones, ones closed since the last checkpoint recorded them, and the durable
+/// commit point of every session ever committed (the session table a checkpoint persists, CPR §2).
+/// </summary>
+internal sealed class SessionRegistry
+{
+    private readonly object _lock = new();
+    private readonly Dictionary<Guid, SessionCprState> _live = new();
+    private Dictionary<Guid, CommitPoint> _committed = new();
+
+    /// <summary>The number of open sessions.</summary>
+    public int OpenCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _live.Values.Count(s => !s.Closed);
+            }
+        }
+    }
+
+    /// <summary>Registers a new session running as <paramref name="version"/>, continuing from its recovered commit
+    /// point if <paramref name="continueRecovered"/>.</summary>
+    /// <exception cref="ArgumentException">A session with this id is open.</exception>
+    public SessionCprState Register(Guid id, Func<long> version, bool continueRecovered, out CommitPoint recovered)
+    {
+        lock (_lock)
+        {
+            if (_live.TryGetValue(id, out SessionCprState? existing) && !existing.Closed)
+            {
+                throw new ArgumentException($"A session with id {id} is already open on this store.", nameof(id));
+            }
+
+            recovered = continueRecovered ? _committed.GetValueOrDefault(id, CommitPoint.None) : CommitPoint.None;
+            // The version is read under the lock, so a checkpoint's sweep sees this session either not at all (it
+            // started after the sweep, so it is already at the new version) or at the version it then crosses from.
+            var state = new SessionCprState(id, version(), recovered);
+            _live[id] = state;
+            return state;
+        }
+    }
+
+    /// <summary>
+    /// Marks a session closed. When checkpoints are possible it stays until a checkpoint has recorded its last
+    /// operations; otherwise it is forgotten at once.
+    /// </summary>
+    public void Close(SessionCprState state, bool keepForCheckpoint)
+    {
+        lock (_lock)
+        {
+            state.Closed = true;
+            if (!keepForCheckpoint && _live.TryGetValue(state.Id, out SessionCprState? current) &&
+                ReferenceEquals(current, state))
+            {
+                _live.Remove(state.Id);
+            }
+        }
+    }
+
+    /// <summary>
+    /// Crosses every session still at the committed version into <paramref name="nextVersion"/> (a session between
+    /// operations never holds up a checkpoint) and collects each one's CPR point (CPR §6.2.3).
+    /// </summary>
+    public IReadOnlyList<(SessionCprState State, CommitPoint Point)> CrossAll(long nextVersion)
+    {
+        lock (_lock)
+        {
+            var points = new List<(SessionCprState, CommitPoint)>(_live.Count);
+            foreach (SessionCprState state in _live.Values)
+            {
+                state.CrossTo(nextVersion);
+                points.Add((state, state.CommitPointBefore(nextVersion)));
+            }
+
+            return points;
+        }
+    }
+
+    /// <summary>The session table a checkpoint persists: the earlier table updated with the points just taken.</summary>
+    public IReadOnlyList<SessionCommitMetadata> TableWith(IReadOnlyList<(SessionCprState State, CommitPoint Point)> points)
+    {
+        lock (_lock)
+        {
+            var table = new Dictionary<Guid, CommitPoint>(_committed);
+            foreach ((SessionCprState state, CommitPoint point) in points)
+            {
+                table[state.Id] = point;
+            }
+
+            return table.Select(p => new SessionCommitMetadata(p.Key, p.Value.UntilSerialNo,
+                p.Value.ExcludedSerialNos.ToArray())).OrderBy(s => s.Id).ToList();
+        }
+    }
+
+    /// <summary>After a commit is durable: remembers its table, forgets closed sessions it recorded, and notifies.</summary>
+    public void OnCommitted(IReadOnlyList<SessionCommitMetadata> table,
+        IReadOnlyList<(SessionCprState State, CommitPoint Point)> points)
+    {
+        lock (_lock)
+        {
+            _committed = table.ToDictionary(s => s.Id, s => s.ToCommitPoint());
+            foreach ((SessionCprState state, _) in points)
+            {
+                if (state.Closed && _live.TryGetValue(state.Id, out SessionCprState? current) &&
+                    ReferenceEquals(current, state))
+                {
+                    _live.Remove(state.Id);
+                }
+            }
+        }
+
+        foreach ((SessionCprState state, CommitPoint point) in points)
+        {
+            state.OnCommitted(point);
+        }
+    }
+
+    /// <summary>Installs the session table of a recovered checkpoint.</summary>
+    public void Restore(IReadOnlyList<SessionCommitMetadata> table)
+    {
+        lock (_lock)
+        {
+            _committed = table.ToDictionary(s => s.Id, s => s.ToCommitPoint());
+        }
+    }
+
+    /// <summary>The recovered or last committed point of every session known.</summary>
+    public IReadOnlyDictionary<Guid, CommitPoint> CommittedPoints
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return new Dictionary<Guid, CommitPoint>(_committed);
+            }
+        }
+    }
+}
