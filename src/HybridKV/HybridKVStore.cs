@@ -157,13 +157,14 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
         long safeEpoch = _engine.Log.ShiftBeginAddress(newBeginAddress);
         await _engine.Epoch.WaitUntilSafeAsync(safeEpoch, cancellationToken).ConfigureAwait(false);
-        if (_engine.Log.Device is { } device)
+        if (_checkpoints is not null)
         {
             // A kept checkpoint may still need older segments; retention deletes them once none does.
-            long until = _checkpoints is null
-                ? newBeginAddress
-                : Math.Min(newBeginAddress, await _checkpoints.OldestNeededAddressAsync(cancellationToken).ConfigureAwait(false));
-            await device.TruncateUntilAsync(until, cancellationToken).ConfigureAwait(false);
+            await _checkpoints.TruncateLogAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
+        }
+        else if (_engine.Log.Device is { } device)
+        {
+            await device.TruncateUntilAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
         }
     }
 

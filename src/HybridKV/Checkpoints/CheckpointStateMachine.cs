@@ -256,11 +256,20 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
             }
         }
 
-        long neededFrom = Math.Min(_engine.Log.BeginAddress,
-            await OldestNeededAddressAsync(CancellationToken.None).ConfigureAwait(false));
-        if (neededFrom > _device.BeginAddress)
+        await TruncateLogAsync(_engine.Log.BeginAddress, CancellationToken.None).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Deletes the log device's whole segments below <paramref name="beginAddress"/> that no committed checkpoint
+    /// needs either.
+    /// </summary>
+    public async Task TruncateLogAsync(long beginAddress, CancellationToken cancellationToken)
+    {
+        long neededFrom = Math.Min(beginAddress, await OldestNeededAddressAsync(cancellationToken).ConfigureAwait(false));
+        long segmentStart = neededFrom & ~(_device.SegmentSize - 1);
+        if (segmentStart > _device.BeginAddress)
         {
-            await _device.TruncateUntilAsync(neededFrom).ConfigureAwait(false);
+            await _device.TruncateUntilAsync(segmentStart, cancellationToken).ConfigureAwait(false);
         }
     }
 
