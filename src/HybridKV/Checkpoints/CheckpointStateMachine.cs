@@ -147,7 +147,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
 
             var phase = Stopwatch.StartNew();
             _engine.State = new SystemState(CprPhase.WaitPending, version);
-            IReadOnlyList<(SessionCprState, CommitPoint)> points = _sessions.CrossAll(version + 1);
+            IReadOnlyList<SweptSession> points = _sessions.CrossAll(version + 1);
             CheckpointLog.PhaseOf(_logger, writer.Token, CprPhase.WaitPending, phase.Elapsed.TotalMilliseconds);
 
             phase.Restart();
@@ -310,7 +310,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     }
 
     private sealed record LogCommit(
-        IReadOnlyList<(SessionCprState State, CommitPoint Point)> Points,
+        IReadOnlyList<SweptSession> Points,
         long StartAddress,
         long FinalAddress,
         long SnapshotStartAddress);

@@ -17,7 +17,8 @@ internal sealed unsafe partial class HybridLog
     {
         Debug.Assert(_epoch.IsProtected(callerEntry), "Copying a frame needs epoch protection.");
         Debug.Assert((from >> _pageSizeBits) == ((from + destination.Length - 1) >> _pageSizeBits), "Within one page.");
-        if (from < HeadAddress)
+        // The head is page-aligned except on the first page, which starts at FirstValid but is in memory all the same.
+        if ((from & ~_offsetMask) < (HeadAddress & ~_offsetMask))
         {
             return false;
         }

@@ -66,15 +66,15 @@ internal sealed class SessionRegistry
     /// Crosses every session still at the committed version into <paramref name="nextVersion"/> (a session between
     /// operations never holds up a checkpoint) and collects each one's CPR point (CPR §6.2.3).
     /// </summary>
-    public IReadOnlyList<(SessionCprState State, CommitPoint Point)> CrossAll(long nextVersion)
+    public IReadOnlyList<SweptSession> CrossAll(long nextVersion)
     {
         lock (_lock)
         {
-            var points = new List<(SessionCprState, CommitPoint)>(_live.Count);
+            var points = new List<SweptSession>(_live.Count);
             foreach (SessionCprState state in _live.Values)
             {
                 state.CrossTo(nextVersion);
-                points.Add((state, state.CommitPointBefore(nextVersion)));
+                points.Add(new SweptSession(state, state.CommitPointBefore(nextVersion), state.Closed));
             }
 
             return points;
@@ -82,14 +82,14 @@ internal sealed class SessionRegistry
     }
 
     /// <summary>The session table a checkpoint persists: the earlier table updated with the points just taken.</summary>
-    public IReadOnlyList<SessionCommitMetadata> TableWith(IReadOnlyList<(SessionCprState State, CommitPoint Point)> points)
+    public IReadOnlyList<SessionCommitMetadata> TableWith(IReadOnlyList<SweptSession> points)
     {
         lock (_lock)
         {
             var table = new Dictionary<Guid, CommitPoint>(_committed);
-            foreach ((SessionCprState state, CommitPoint point) in points)
+            foreach (SweptSession swept in points)
             {
-                table[state.Id] = point;
+                table[swept.State.Id] = swept.Point;
             }
 
             return table.Select(p => new SessionCommitMetadata(p.Key, p.Value.UntilSerialNo,
@@ -99,24 +99,26 @@ internal sealed class SessionRegistry
 
     /// <summary>After a commit is durable: remembers its table, forgets closed sessions it recorded, and notifies.</summary>
     public void OnCommitted(IReadOnlyList<SessionCommitMetadata> table,
-        IReadOnlyList<(SessionCprState State, CommitPoint Point)> points)
+        IReadOnlyList<SweptSession> points)
     {
         lock (_lock)
         {
             _committed = table.ToDictionary(s => s.Id, s => s.ToCommitPoint());
-            foreach ((SessionCprState state, _) in points)
+            foreach (SweptSession swept in points)
             {
-                if (state.Closed && _live.TryGetValue(state.Id, out SessionCprState? current) &&
-                    ReferenceEquals(current, state))
+                // Only a session that was already closed when swept has all its operations in this commit; one that
+                // closed since may have run more, which the next checkpoint must record.
+                if (swept.WasClosed && _live.TryGetValue(swept.State.Id, out SessionCprState? current) &&
+                    ReferenceEquals(current, swept.State))
                 {
-                    _live.Remove(state.Id);
+                    _live.Remove(swept.State.Id);
                 }
             }
         }
 
-        foreach ((SessionCprState state, CommitPoint point) in points)
+        foreach (SweptSession swept in points)
         {
-            state.OnCommitted(point);
+            swept.State.OnCommitted(swept.Point);
         }
     }
 
@@ -141,3 +143,6 @@ internal sealed class SessionRegistry
         }
     }
 }
+
+/// <summary>A session as a checkpoint's sweep found it: its CPR point, and whether it was already closed.</summary>
+internal readonly record struct SweptSession(SessionCprState State, CommitPoint Point, bool WasClosed);

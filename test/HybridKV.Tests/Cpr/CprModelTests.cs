@@ -1,0 +1,280 @@
+using FsCheck;
+using FsCheck.Fluent;
+using HybridKV.Checkpoints;
+using HybridKV.Sessions;
+using HybridKV.Tests.LargerThanMemory;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.Cpr;
+
+/// <summary>
+/// The CPR property, model-based (CPR §2): several sessions run numbered RMW / Upsert / Delete operations at once
+/// on a store larger than its memory, while checkpoints of every kind and mode are taken at random moments; the store
+/// is then dropped without a final checkpoint and a new one recovers. For every session, the recovered state must be
+/// exactly its operations up to its recovered commit point, minus the excluded ones, and none after. Each session
+/// owns its Upsert / Delete keys (so their order is the session's own), and all sessions RMW a few shared counters
+/// (additions commute, so concurrent sessions conflict there without making the model ambiguous). Two rounds, so that
+/// recovered sessions continue and are recovered again.
+/// </summary>
+[Trait("Category", "Checkpoint")]
+public sealed class CprModelTests : IDisposable
+{
+    private const int Sessions = 3;
+    private const int OwnKeys = 64;
+    private const int SharedKeys = 6;
+    private const long SharedBase = 1_000_000;
+
+    private readonly TempDirectory _directory = new();
+
+    public void Dispose() => _directory.Dispose();
+
+    [Fact]
+    public void Recovered_state_is_every_sessions_prefix_up_to_its_commit_point()
+    {
+        var coverage = new Coverage();
+        Property property = Prop.ForAll(Arb.From(ScenarioGen), scenario => Run(scenario, coverage));
+        Check.One(Config.QuickThrowOnFailure.WithMaxTest(12 * TestScale.Factor), property);
+
+        Assert.True(coverage.Checkpoints > 0, "no checkpoint was taken");
+        Assert.True(coverage.NonEmptyCommits > 0, "no commit held any operation");
+        Assert.True(coverage.PendingOperations > 0, "no operation went pending");
+        Assert.True(coverage.LostOperations > 0, "no operation after a commit point was ever dropped");
+    }
+
+    /// <summary>Eight pages of 512 bytes in memory: far less than the keys take, so records go to the device.</summary>
+    private static StoreSettings Settings(string directory) => StoreOnDevice.Settings(directory) with
+    {
+        PageSizeBits = 9,
+        MemorySizeBytes = 1L << 12,
+        IndexBuckets = 1L << 8,
+    };
+
+    private static Gen<Scenario> ScenarioGen
+    {
+        get
+        {
+            Gen<Op> op = Gen.Frequency(
+                (4, Gen.Choose(0, OwnKeys - 1).Zip(Gen.Choose(1, 100), (k, v) => new Op(OpKind.Rmw, k, v))),
+                (3, Gen.Choose(0, OwnKeys - 1).Zip(Gen.Choose(1, 1000), (k, v) => new Op(OpKind.Upsert, k, v))),
+                (1, Gen.Choose(0, OwnKeys - 1).Select(k => new Op(OpKind.Delete, k, 0))),
+                (3, Gen.Choose(0, SharedKeys - 1).Zip(Gen.Choose(1, 100), (k, v) => new Op(OpKind.SharedRmw, k, v))));
+            Gen<Op[]> ops = Gen.Choose(0, 400).SelectMany(n => Gen.ArrayOf(op, n));
+            Gen<CheckpointStep> checkpoint = Gen.Choose(0, 1200).Zip(Gen.Elements(
+                    (CheckpointKind.Full, CheckpointMode.FoldOver), (CheckpointKind.Full, CheckpointMode.Snapshot),
+                    (CheckpointKind.LogOnly, CheckpointMode.FoldOver), (CheckpointKind.LogOnly, CheckpointMode.Snapshot)),
+                (at, km) => new CheckpointStep(at, km.Item1, km.Item2));
+            Gen<Round> round = Gen.ArrayOf(ops, Sessions)
+                .Zip(Gen.Choose(0, 4).SelectMany(n => Gen.ArrayOf(checkpoint, n)),
+                    (sessions, checkpoints) => new Round(sessions, checkpoints.OrderBy(c => c.AtOperation).ToArray()));
+            return Gen.ArrayOf(round, 2).Select(rounds => new Scenario(rounds));
+        }
+    }
+
+    private bool Run(Scenario scenario, Coverage coverage)
+    {
+        string directory = _directory.NewSubdirectory();
+        Guid[] ids = Enumerable.Range(0, Sessions).Select(_ => Guid.NewGuid()).ToArray();
+        var model = new Dictionary<long, long>();
+        var history = new List<string>();
+        for (int roundIndex = 0; roundIndex < scenario.Rounds.Length; roundIndex++)
+        {
+            Round round = scenario.Rounds[roundIndex];
+            IReadOnlyList<Executed>[] executed;
+            IReadOnlyDictionary<Guid, CommitPoint> before;
+            using (var store = StoreOnDevice.Create(Settings(directory)))
+            {
+                before = Blocking.Run(() => store.RecoverAsync())?.Sessions ?? new Dictionary<Guid, CommitPoint>();
+                executed = RunRound(store, ids, round, coverage);
+            }
+
+            history.Add($"round {roundIndex} from {string.Join("; ", ids.Select(id => before.GetValueOrDefault(id, CommitPoint.None)))}: ");
+
+            // Dropped without a final checkpoint; whatever came after the last commit point must vanish.
+            using var recovered = StoreOnDevice.Create(Settings(directory));
+            RecoveryResult? result = Blocking.Run(() => recovered.RecoverAsync());
+            Assert.Empty(result?.Skipped ?? []);
+            IReadOnlyDictionary<Guid, CommitPoint> after = result?.Sessions ?? new Dictionary<Guid, CommitPoint>();
+            for (int s = 0; s < Sessions; s++)
+            {
+                CommitPoint point = after.GetValueOrDefault(ids[s], CommitPoint.None);
+                long previous = before.GetValueOrDefault(ids[s], CommitPoint.None).UntilSerialNo;
+                foreach (Executed done in executed[s])
+                {
+                    if (done.SerialNo > previous && point.Includes(done.SerialNo))
+                    {
+                        Apply(model, s, done.Op);
+                        coverage.NonEmptyCommits++;
+                    }
+                    else if (done.SerialNo > previous)
+                    {
+                        coverage.LostOperations++;
+                    }
+                }
+            }
+
+            history.Add(string.Join(" ", AllKeys().Select(k => $"{k}:{History(executed, k)}").Where(h => h.Length > 8)));
+            using var reader = recovered.NewSession();
+            foreach (long key in AllKeys())
+            {
+                (Status status, long value) = reader.ReadNow(key);
+                bool expected = model.TryGetValue(key, out long expectedValue);
+                if (expected != (status == Status.Ok) || (expected && expectedValue != value))
+                {
+                    throw new InvalidOperationException(
+                        $"Round {roundIndex}, key {key}: recovered {status} {value} from version {result?.Version}, the model has " +
+                        $"{(expected ? expectedValue : "nothing")}. Commit points: " +
+                        $"{string.Join("; ", ids.Select(id => after.GetValueOrDefault(id, CommitPoint.None)))}; " +
+                        $"checkpoints {string.Join(", ", round.Checkpoints.Select(c => $"{c.Kind}/{c.Mode}@{c.AtOperation}"))}; " +
+                        $"this key's operations: {History(executed, key)}; earlier: {string.Join(" ", history)}");
+                }
+            }
+        }
+
+        return true;
+    }
+
+    private static string History(IReadOnlyList<Executed>[] executed, long key) => string.Join(" ",
+        executed.SelectMany((ops, owner) => ops
+            .Where(e => e.Op.Kind == OpKind.SharedRmw ? SharedBase + e.Op.Key == key : OwnKey(owner, e.Op.Key) == key)
+            .Select(e => $"s{owner}#{e.SerialNo}:{e.Op.Kind}:{e.Op.Value}")));
+
+    private static List<Executed>[] RunRound(
+        HybridKVStore<long, long, long, long, CountContext?, CountFunctions> store, Guid[] ids, Round round,
+        Coverage coverage)
+    {
+        var executed = new List<Executed>[Sessions];
+        int done = 0;
+        int finished = 0;
+        var threads = new Thread[Sessions];
+        for (int s = 0; s < Sessions; s++)
+        {
+            int index = s;
+            executed[s] = new List<Executed>();
+            threads[s] = new Thread(() =>
+            {
+                using var session = store.ContinueSession(ids[index], out _);
+                var pendingKeys = new HashSet<long>();
+                int opIndex = 0;
+                foreach (Op op in round.Sessions[index])
+                {
+                    // A pending operation finishes after the session's later ones; on its own keys the model needs
+                    // issue order, so a second operation on such a key first waits for the pending one.
+                    if (op.Kind != OpKind.SharedRmw && pendingKeys.Contains(OwnKey(index, op.Key)))
+                    {
+                        session.CompletePending(wait: true);
+                        pendingKeys.Clear();
+                    }
+
+                    Status status = Issue(session, index, op);
+                    if (status == Status.Pending)
+                    {
+                        Interlocked.Increment(ref coverage.PendingOperations);
+                        pendingKeys.Add(OwnKey(index, op.Key));
+                    }
+
+                    executed[index].Add(new Executed(session.LastSerialNo, op));
+                    Interlocked.Increment(ref done);
+                    if (++opIndex % 16 == 0 && session.CompletePending())
+                    {
+                        pendingKeys.Clear();
+                    }
+                }
+
+                session.CompletePending(wait: true);
+                Interlocked.Increment(ref finished);
+            });
+            threads[s].Start();
+        }
+
+        foreach (CheckpointStep step in round.Checkpoints)
+        {
+            var spinner = new SpinWait();
+            while (Volatile.Read(ref done) < step.AtOperation && Volatile.Read(ref finished) < Sessions)
+            {
+                spinner.SpinOnce();
+            }
+
+            Blocking.Run(() => store.TakeCheckpointAsync(step.Kind, step.Mode));
+            coverage.Checkpoints++;
+        }
+
+        foreach (Thread thread in threads)
+        {
+            thread.Join();
+        }
+
+        return executed;
+    }
+
+    private static Status Issue(Session<long, long, long, long, CountContext?, CountFunctions> session, int owner, Op op) =>
+        op.Kind switch
+        {
+            OpKind.Rmw => session.RMW(OwnKey(owner, op.Key), op.Value),
+            OpKind.SharedRmw => session.RMW(SharedBase + op.Key, op.Value),
+            OpKind.Upsert => session.Upsert(OwnKey(owner, op.Key), op.Value),
+            _ => session.Delete(OwnKey(owner, op.Key)),
+        };
+
+    private static void Apply(Dictionary<long, long> model, int owner, Op op)
+    {
+        switch (op.Kind)
+        {
+            case OpKind.Rmw:
+                model[OwnKey(owner, op.Key)] = model.GetValueOrDefault(OwnKey(owner, op.Key)) + op.Value;
+                break;
+            case OpKind.SharedRmw:
+                model[SharedBase + op.Key] = model.GetValueOrDefault(SharedBase + op.Key) + op.Value;
+                break;
+            case OpKind.Upsert:
+                model[OwnKey(owner, op.Key)] = op.Value;
+                break;
+            default:
+                model.Remove(OwnKey(owner, op.Key));
+                break;
+        }
+    }
+
+    private static long OwnKey(int owner, int key) => (owner * 1000L) + key;
+
+    private static IEnumerable<long> AllKeys() =>
+        Enumerable.Range(0, Sessions).SelectMany(s => Enumerable.Range(0, OwnKeys).Select(k => OwnKey(s, k)))
+            .Concat(Enumerable.Range(0, SharedKeys).Select(k => SharedBase + k));
+
+    public enum OpKind
+    {
+        Rmw,
+        Upsert,
+        Delete,
+        SharedRmw,
+    }
+
+    public sealed record Op(OpKind Kind, int Key, long Value);
+
+    public sealed record CheckpointStep(int AtOperation, CheckpointKind Kind, CheckpointMode Mode);
+
+    public sealed record Round(Op[][] Sessions, CheckpointStep[] Checkpoints)
+    {
+        public override string ToString() =>
+            $"sessions [{string.Join(" | ", Sessions.Select(s => string.Join(",", s.Select(o => $"{o.Kind}:{o.Key}:{o.Value}"))))}], " +
+            $"checkpoints [{string.Join(", ", Checkpoints.Select(c => $"{c.Kind}/{c.Mode}@{c.AtOperation}"))}]";
+    }
+
+    public sealed record Scenario(Round[] Rounds)
+    {
+        public override string ToString() => string.Join(Environment.NewLine, Rounds.Select(r => r.ToString()));
+    }
+
+    /// <summary>The scenario's size, for the failure message (the full text is in <see cref="Scenario.ToString"/>).</summary>
+    private static string Describe(Scenario scenario) => string.Join("; ", scenario.Rounds.Select(r =>
+        $"{string.Join("+", r.Sessions.Select(s => s.Length))} ops, {r.Checkpoints.Length} checkpoints"));
+
+    private sealed record Executed(long SerialNo, Op Op);
+
+    private sealed class Coverage
+    {
+        public int Checkpoints;
+        public int NonEmptyCommits;
+        public int PendingOperations;
+        public int LostOperations;
+    }
+}
