@@ -45,7 +45,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private readonly CheckpointCatalog? _catalog;
     private readonly CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions>? _checkpoints;
     private readonly CancellationTokenSource _stopping = new();
-    private readonly Task _periodicCheckpoints = Task.CompletedTask;
+    private Task _periodicCheckpoints = Task.CompletedTask;
+    private int _periodicStarted;
     private int _recovered;
     private int _disposed;
 
@@ -107,10 +108,6 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount);
-        if (settings.CheckpointInterval is { } interval && _checkpoints is not null)
-        {
-            _periodicCheckpoints = RunPeriodicCheckpointsAsync(interval, _stopping.Token);
-        }
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }
@@ -218,6 +215,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             ThrowHelper.ThrowTooManySessions(Settings.MaxSessions);
         }
 
+        StartPeriodicCheckpoints();
         try
         {
             SessionCprState state = _sessions.Register(id, () => _engine.State.SessionVersion, continueRecovered,
@@ -291,11 +289,11 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions> checkpoints = RequireCheckpoints();
-        if (_engine.Log.TailAddress != LogAddress.FirstValid || _sessions.OpenCount != 0 ||
-            Interlocked.Exchange(ref _recovered, 1) != 0)
+        if (_engine.Log.TailAddress != LogAddress.FirstValid || Volatile.Read(ref _periodicStarted) != 0 ||
+            checkpoints.HasTakenAny || Interlocked.Exchange(ref _recovered, 1) != 0)
         {
             throw new InvalidOperationException(
-                "Recover a new store, before opening sessions or writing anything, and only once.");
+                "Recover a new store, before opening sessions, writing or checkpointing anything, and only once.");
         }
 
         var clock = System.Diagnostics.Stopwatch.StartNew();
@@ -305,6 +303,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             await recovery.ChooseAsync(token, cancellationToken).ConfigureAwait(false);
         if (choice is null)
         {
+            StartPeriodicCheckpoints();
             return null;
         }
 
@@ -312,6 +311,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         CheckpointMetadata metadata = choice.Metadata;
         _sessions.Restore(metadata.Sessions);
         checkpoints.OnRecovered(metadata.Index);
+        StartPeriodicCheckpoints();
         var result = new RecoveryResult(choice.Manifest.Token, metadata.Version, metadata.Kind, metadata.Mode,
             metadata.BeginAddress, metadata.FinalAddress, records, _sessions.CommittedPoints, choice.Skipped,
             clock.Elapsed);
@@ -324,6 +324,19 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         _checkpoints ?? throw new InvalidOperationException(
             "Checkpoints need a log device (StoreSettings.LogDirectory or LogDevice) and a checkpoint store " +
             "(StoreSettings.LogDirectory, CheckpointDirectory or CheckpointStore).");
+
+    /// <summary>
+    /// Starts periodic checkpoints once the store is in use (a session opened, or recovery done): a checkpoint of the
+    /// empty store taken before <see cref="RecoverAsync"/> would become the newest one and hide the real state.
+    /// </summary>
+    private void StartPeriodicCheckpoints()
+    {
+        if (Settings.CheckpointInterval is { } interval && _checkpoints is not null &&
+            Interlocked.Exchange(ref _periodicStarted, 1) == 0)
+        {
+            _periodicCheckpoints = RunPeriodicCheckpointsAsync(interval, _stopping.Token);
+        }
+    }
 
     private async Task RunPeriodicCheckpointsAsync(TimeSpan interval, CancellationToken stopping)
     {

@@ -41,6 +41,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
 
     // The index checkpoint that log-only checkpoints refer to.
     private IndexCheckpointMetadata? _lastIndex;
+    private int _started;
 
     public CheckpointStateMachine(
         StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
@@ -65,6 +66,9 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     /// <summary>The record layout checkpoints are written with.</summary>
     public LogLayoutMetadata Layout => _layout;
 
+    /// <summary>Whether this store has started any checkpoint (recovery is then no longer allowed).</summary>
+    public bool HasTakenAny => Volatile.Read(ref _started) != 0;
+
     /// <summary>Whether a checkpoint is being taken.</summary>
     public bool IsRunning => _oneAtATime.CurrentCount == 0;
 
@@ -73,6 +77,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
 
     public async Task<Guid> TakeAsync(CheckpointKind kind, CheckpointMode mode, CancellationToken cancellationToken)
     {
+        Volatile.Write(ref _started, 1);
         await _oneAtATime.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {

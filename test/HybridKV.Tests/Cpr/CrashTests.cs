@@ -1,0 +1,186 @@
+using System.Diagnostics;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.Cpr;
+
+/// <summary>
+/// Real crashes: a separate process (HybridKV.CrashHelper) runs RMWs from three sessions with a checkpoint every few
+/// tens of milliseconds, journaling every commit point it is told about; the test kills it with SIGKILL at random
+/// moments, sometimes while it is still recovering from the previous kill. Each new process recovers and checks,
+/// before doing anything else, that every counter holds exactly the operations up to the recovered commit points
+/// (and that nothing it was told was durable is missing); a last process does only that check.
+/// </summary>
+[Trait("Category", "Crash")]
+[Collection(nameof(ProcessWideTests))]
+public sealed class CrashTests : IDisposable
+{
+    private static readonly TimeSpan StartupTimeout = TimeSpan.FromSeconds(60);
+
+    private readonly TempDirectory _directory = new();
+
+    public void Dispose() => _directory.Dispose();
+
+    [Fact]
+    public async Task Killed_with_SIGKILL_again_and_again_the_store_recovers_every_sessions_exact_prefix()
+    {
+        int kills = 20 * TestScale.Factor;
+        string directory = _directory.NewSubdirectory();
+        var random = new Random(20261121);
+        int verified = 0;
+        int killedWhileRecovering = 0;
+        for (int run = 0; run < kills; run++)
+        {
+            using var helper = Helper.Start("run", directory, run.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            bool duringRecovery = random.Next(4) == 0;
+            if (duringRecovery)
+            {
+                // Somewhere in process start-up or recovery (which replays the log and writes pages back).
+                await helper.WaitForLineAsync("recovering", StartupTimeout);
+                await Task.Delay(random.Next(0, 40));
+            }
+            else
+            {
+                await helper.WaitForLineAsync("running", StartupTimeout);
+                verified++;
+                await Task.Delay(random.Next(20, 400));
+            }
+
+            bool wasRecovering = !helper.HasSeen("running");
+            helper.Kill();
+            Assert.True(helper.ExitCode is null or 137 or -1,
+                $"Run {run} exited by itself ({helper.ExitCode}) before it was killed:{Environment.NewLine}{helper.Output}");
+            if (wasRecovering)
+            {
+                killedWhileRecovering++;
+            }
+        }
+
+        using var final = Helper.Start("verify", directory);
+        int exitCode = await final.WaitForExitAsync(StartupTimeout);
+        Assert.True(exitCode == 0, $"The final recovery failed ({exitCode}):{Environment.NewLine}{final.Output}");
+        Assert.Contains("verified", final.Output, StringComparison.Ordinal);
+        Assert.True(verified >= kills / 2, $"only {verified} of {kills} runs got past recovery");
+        Assert.True(killedWhileRecovering > 0, "no run was killed during recovery");
+        Assert.True(File.ReadAllLines(Path.Combine(directory, "commits.log")).Length > kills,
+            "too few commits were reported for the kills to have hit checkpoints");
+    }
+
+    /// <summary>The helper process, with its standard output collected line by line.</summary>
+    private sealed class Helper : IDisposable
+    {
+        private readonly Process _process;
+        private readonly List<string> _lines = new();
+        private readonly object _lock = new();
+        private readonly SemaphoreSlim _lineArrived = new(0);
+
+        private Helper(Process process)
+        {
+            _process = process;
+            _process.OutputDataReceived += (_, e) => OnLine(e.Data);
+            _process.ErrorDataReceived += (_, e) => OnLine(e.Data);
+        }
+
+        public int? ExitCode { get; private set; }
+
+        public string Output
+        {
+            get
+            {
+                lock (_lock)
+                {
+                    return string.Join(Environment.NewLine, _lines);
+                }
+            }
+        }
+
+        public static Helper Start(params string[] arguments)
+        {
+            var start = new ProcessStartInfo("dotnet")
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+            };
+            start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "HybridKV.CrashHelper.dll"));
+            foreach (string argument in arguments)
+            {
+                start.ArgumentList.Add(argument);
+            }
+
+            var helper = new Helper(new Process { StartInfo = start });
+            helper._process.Start();
+            helper._process.BeginOutputReadLine();
+            helper._process.BeginErrorReadLine();
+            return helper;
+        }
+
+        public bool HasSeen(string line)
+        {
+            lock (_lock)
+            {
+                return _lines.Any(l => l.StartsWith(line, StringComparison.Ordinal));
+            }
+        }
+
+        public async Task WaitForLineAsync(string line, TimeSpan timeout)
+        {
+            using var deadline = new CancellationTokenSource(timeout);
+            while (!HasSeen(line))
+            {
+                if (_process.HasExited && !HasSeen(line))
+                {
+                    await _process.WaitForExitAsync(deadline.Token);
+                    Assert.Fail($"The helper exited ({_process.ExitCode}) before printing '{line}':{Environment.NewLine}{Output}");
+                }
+
+                await _lineArrived.WaitAsync(TimeSpan.FromMilliseconds(200), deadline.Token);
+            }
+        }
+
+        public async Task<int> WaitForExitAsync(TimeSpan timeout)
+        {
+            using var deadline = new CancellationTokenSource(timeout);
+            await _process.WaitForExitAsync(deadline.Token);
+            return _process.ExitCode;
+        }
+
+        /// <summary>SIGKILL: no finalizer, no flush, no disposal runs in the helper.</summary>
+        public void Kill()
+        {
+            if (_process.HasExited)
+            {
+                ExitCode = _process.ExitCode;
+                return;
+            }
+
+            _process.Kill(entireProcessTree: false);
+            _process.WaitForExit();
+        }
+
+        public void Dispose()
+        {
+            if (!_process.HasExited)
+            {
+                _process.Kill();
+            }
+
+            _process.Dispose();
+            _lineArrived.Dispose();
+        }
+
+        private void OnLine(string? line)
+        {
+            if (line is null)
+            {
+                return;
+            }
+
+            lock (_lock)
+            {
+                _lines.Add(line);
+            }
+
+            _lineArrived.Release();
+        }
+    }
+}
