@@ -41,8 +41,14 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     }
 
     /// <summary>A checkpoint that verified, with its metadata and the manifest holding its index part.</summary>
+    /// <param name="Manifest">The chosen checkpoint.</param>
+    /// <param name="Metadata">Its store metadata.</param>
+    /// <param name="IndexManifest">The checkpoint holding the index part it starts from, if any.</param>
+    /// <param name="Skipped">Checkpoints passed over, each with the file at fault.</param>
+    /// <param name="Abandoned">Committed checkpoints newer than the choice (or whose age is unknown): recovering an
+    /// older checkpoint abandons the history after it, whose log the recovered store overwrites.</param>
     public sealed record Choice(CheckpointManifest Manifest, CheckpointMetadata Metadata, CheckpointManifest? IndexManifest,
-        IReadOnlyList<string> Skipped);
+        IReadOnlyList<string> Skipped, IReadOnlyList<Guid> Abandoned);
 
     /// <summary>
     /// Finds the checkpoint to recover: <paramref name="token"/>, or the newest whose manifest, metadata and parts
@@ -54,6 +60,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     {
         var skipped = new List<string>();
         var manifests = new List<CheckpointManifest>();
+        var unreadable = new List<Guid>();
         foreach (Guid committed in await _catalog.Store.ListCommittedAsync(cancellationToken).ConfigureAwait(false))
         {
             (CheckpointManifest? manifest, string? problem) =
@@ -62,9 +69,13 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
             {
                 manifests.Add(manifest);
             }
-            else if (token is null || token == committed)
+            else
             {
-                skipped.Add(problem!);
+                unreadable.Add(committed);
+                if (token is null || token == committed)
+                {
+                    skipped.Add(problem!);
+                }
             }
         }
 
@@ -85,7 +96,9 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
                 .ConfigureAwait(false);
             if (choice is not null)
             {
-                return choice with { Skipped = skipped };
+                Guid[] abandoned = manifests.Where(m => m.Sequence > manifest.Sequence).Select(m => m.Token)
+                    .Concat(unreadable).ToArray();
+                return choice with { Skipped = skipped, Abandoned = abandoned };
             }
 
             skipped.Add(problem!);
@@ -152,7 +165,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
             }
         }
 
-        return (new Choice(manifest, metadata, indexManifest, Array.Empty<string>()), null);
+        return (new Choice(manifest, metadata, indexManifest, Array.Empty<string>(), Array.Empty<Guid>()), null);
     }
 
     /// <summary>Rebuilds the index and the log of a fresh store from <paramref name="choice"/>.</summary>
@@ -161,6 +174,14 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     {
         CheckpointMetadata metadata = choice.Metadata;
         var step = Stopwatch.StartNew();
+        foreach (Guid abandoned in choice.Abandoned)
+        {
+            // Before the replay writes to the log: these describe a log this recovery is about to overwrite, so a
+            // later recovery must never fall back to them.
+            await _catalog.Store.DeleteAsync(abandoned, cancellationToken).ConfigureAwait(false);
+            CheckpointLog.Abandoned(_logger, abandoned, choice.Manifest.Token);
+        }
+
         long replayFrom = metadata.BeginAddress;
         if (metadata.Index is { } index)
         {

@@ -38,6 +38,9 @@ public sealed class FaultInjectingDevice : StorageDevice
     /// <summary>Added before every request completes.</summary>
     public TimeSpan Latency { get; set; }
 
+    /// <summary>While set, reads wait for this task before they are served (to hold an operation pending).</summary>
+    public Task? HoldReads { get; set; }
+
     /// <summary>The number of write requests seen.</summary>
     public long WriteCount => Interlocked.Read(ref _writes);
 
@@ -75,6 +78,11 @@ public sealed class FaultInjectingDevice : StorageDevice
         long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
     {
         DeviceRequest request = NextRequest(segment, offset, destination.Length, ref _reads);
+        if (HoldReads is { } hold)
+        {
+            await hold.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+
         await DelayAsync(cancellationToken).ConfigureAwait(false);
         if (FailRead?.Invoke(request) == true)
         {

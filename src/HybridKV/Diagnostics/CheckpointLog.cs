@@ -34,6 +34,11 @@ internal static partial class CheckpointLog
         Message = "Recovery skipped a checkpoint: {Problem}")]
     public static partial void Skipped(ILogger logger, string problem);
 
+    [LoggerMessage(EventId = 113, Level = LogLevel.Warning,
+        Message = "Recovery deleted checkpoint {Abandoned}: it is newer than (or not comparable with) the recovered " +
+                  "checkpoint {Recovered}, whose log the store now continues")]
+    public static partial void Abandoned(ILogger logger, Guid abandoned, Guid recovered);
+
     [LoggerMessage(EventId = 111, Level = LogLevel.Information,
         Message = "Recovery from checkpoint {Token} (version {Version}): {Step} took {Milliseconds:F1} ms")]
     public static partial void RecoveryStep(ILogger logger, Guid token, long version, string step, double milliseconds);

@@ -50,7 +50,7 @@ public sealed class CorruptionTests : IDisposable
             {
                 foreach (Damage damage in Enum.GetValues<Damage>())
                 {
-                    string copy = CopyOf(original);
+                    string copy = _directory.CopyOf(original);
                     Apply(damage, Path.Combine(copy, "checkpoints", damaged.ToString("N"), file));
                     using var store = StoreOnDevice.Create(StoreOnDevice.Settings(copy));
                     RecoveryResult result = (await store.RecoverAsync())!;
@@ -111,19 +111,6 @@ public sealed class CorruptionTests : IDisposable
             Assert.Equal(Status.Ok, status);
             Assert.Equal(k * factor, value);
         }
-    }
-
-    private string CopyOf(string source)
-    {
-        string target = _directory.NewSubdirectory();
-        foreach (string file in Directory.GetFiles(source, "*", SearchOption.AllDirectories))
-        {
-            string destination = Path.Combine(target, Path.GetRelativePath(source, file));
-            Directory.CreateDirectory(Path.GetDirectoryName(destination)!);
-            File.Copy(file, destination);
-        }
-
-        return target;
     }
 
     private static void Apply(Damage damage, string file)

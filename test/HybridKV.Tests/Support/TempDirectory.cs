@@ -14,6 +14,20 @@ public sealed class TempDirectory : IDisposable
     public string NewSubdirectory() => Directory.CreateDirectory(
         System.IO.Path.Combine(Path, Guid.NewGuid().ToString("N"))).FullName;
 
+    /// <summary>A copy of <paramref name="source"/> and everything under it, in a new subdirectory.</summary>
+    public string CopyOf(string source)
+    {
+        string target = NewSubdirectory();
+        foreach (string file in Directory.GetFiles(source, "*", SearchOption.AllDirectories))
+        {
+            string destination = System.IO.Path.Combine(target, System.IO.Path.GetRelativePath(source, file));
+            Directory.CreateDirectory(System.IO.Path.GetDirectoryName(destination)!);
+            File.Copy(file, destination);
+        }
+
+        return target;
+    }
+
     public void Dispose()
     {
         if (Directory.Exists(Path))
