@@ -3,9 +3,15 @@ using HybridKV.Benchmarks.LargerThanMemory;
 
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- --filter '*'            (BenchmarkDotNet suites)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- larger-than-memory      (throughput on a file device)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- checkpoints             (throughput around checkpoints)
 if (args.Length > 0 && args[0] == "larger-than-memory")
 {
     return LargerThanMemoryRunner.Run(args[1..]);
+}
+
+if (args.Length > 0 && args[0] == "checkpoints")
+{
+    return HybridKV.Benchmarks.Checkpoints.CheckpointRunner.Run(args[1..]);
 }
 
 BenchmarkSwitcher.FromAssembly(typeof(HybridKV.Benchmarks.InMemoryOperationsBenchmark).Assembly).Run(args);

@@ -173,10 +173,10 @@ public static partial class LargerThanMemoryRunner
     [GeneratedRegex(@"(?<bytes>\d+) bytes .* copied, (?<seconds>[\d.]+) s")]
     private static partial Regex DdRate();
 
-    private static long Option(string[] args, string name, long fallback) =>
+    internal static long Option(string[] args, string name, long fallback) =>
         OptionText(args, name) is { } text ? long.Parse(text, CultureInfo.InvariantCulture) : fallback;
 
-    private static string? OptionText(string[] args, string name)
+    internal static string? OptionText(string[] args, string name)
     {
         int index = Array.IndexOf(args, name);
         return index >= 0 && index + 1 < args.Length ? args[index + 1] : null;
