@@ -113,6 +113,15 @@ public sealed record StoreSettings
     /// <summary>How periodic checkpoints capture the log. Default <see cref="Checkpoints.CheckpointMode.FoldOver"/>.</summary>
     public Checkpoints.CheckpointMode PeriodicCheckpointMode { get; init; } = Checkpoints.CheckpointMode.FoldOver;
 
+    /// <summary>
+    /// Strict CPR (CPR §6.2.3): a commit point never excludes an operation. A session crosses its CPR point only once
+    /// its pending operations have finished, the checkpoint waits for that (sessions must keep completing their
+    /// pending operations), and sessions already past their CPR point hold back their updates meanwhile. Default
+    /// false: relaxed CPR, where operations pending at a session's CPR point are listed in
+    /// <see cref="Checkpoints.CommitPoint.ExcludedSerialNos"/> instead and no session ever waits.
+    /// </summary>
+    public bool StrictCpr { get; init; }
+
     /// <summary>Every how many periodic checkpoints one also checkpoints the index, from 1 to 1000. Default 8.</summary>
     public int IndexCheckpointEvery { get; init; } = 8;
 

@@ -152,11 +152,14 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
 
             var phase = Stopwatch.StartNew();
             _engine.State = new SystemState(CprPhase.WaitPending, version);
-            IReadOnlyList<SweptSession> points = _sessions.CrossAll(version + 1);
+            await CrossEverySessionAsync(version + 1).ConfigureAwait(false);
+            IReadOnlyList<SweptSession> points = _sessions.CollectPoints(version + 1);
             CheckpointLog.PhaseOf(_logger, writer.Token, CprPhase.WaitPending, phase.Elapsed.TotalMilliseconds);
 
             phase.Restart();
             _engine.State = new SystemState(CprPhase.WaitFlush, version);
+            // Wakes upserts that strict CPR held back.
+            _engine.Log.SignalSpace();
             long final = _engine.Log.TailAddress;
             long snapshotStart = mode == CheckpointMode.FoldOver
                 ? await FoldOverAsync(final).ConfigureAwait(false)
@@ -169,6 +172,28 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         {
             // Whatever happened, sessions are past the CPR point: they continue at rest in v + 1.
             _engine.State = new SystemState(CprPhase.Rest, version + 1);
+        }
+    }
+
+    /// <summary>
+    /// WAIT-PENDING (CPR §6.2.3). Relaxed CPR crosses every session at once. Strict CPR waits until each session has
+    /// finished its pending operations of the committed version (sessions do that in CompletePending) and crossed;
+    /// meanwhile, sessions already past their CPR point hold back their updates.
+    /// </summary>
+    private async Task CrossEverySessionAsync(long nextVersion)
+    {
+        bool strict = _engine.StrictCpr;
+        while (true)
+        {
+            Task drained = _sessions.PendingDrained.NextSignal;
+            if (_sessions.TryCrossAll(nextVersion, strict))
+            {
+                break;
+            }
+
+            await drained.WaitAsync(TimeSpan.FromMilliseconds(100)).ContinueWith(static _ => { },
+                CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default)
+                .ConfigureAwait(false);
         }
     }
 

@@ -29,6 +29,9 @@ internal sealed partial class HybridLog
     /// </summary>
     public Task SpaceSignal => _spaceSignal.NextSignal;
 
+    /// <summary>Wakes operations waiting for log space so that they try again (for a reason other than space).</summary>
+    public void SignalSpace() => _spaceSignal.Signal();
+
     /// <summary>The first flush failure, if any; once a flush failed the log cannot evict past it.</summary>
     public Exception? FlushError => _flushError?.SourceException;
 

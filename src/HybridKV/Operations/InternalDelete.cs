@@ -11,6 +11,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     public OperationStatus InternalDelete(in TKey key, in SessionView session, out StorageRead storageRead)
     {
         storageRead = default;
+        if (session.WritesDeferred)
+        {
+            return OperationStatus.Pending;
+        }
+
         if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
         {
             return OperationStatus.NotFound;

@@ -11,6 +11,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     public OperationStatus InternalRMW(in TKey key, in TInput input, in SessionView session, out StorageRead storageRead)
     {
         storageRead = default;
+        if (session.WritesDeferred)
+        {
+            return OperationStatus.Pending;
+        }
+
         IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
         LogView view = Log.GetView();
         long address = TraceBackForKey(in key, slot.Address, view.HeadAddress);

@@ -10,6 +10,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public OperationStatus InternalUpsert(in TKey key, in TValue value, in SessionView session)
     {
+        if (session.WritesDeferred)
+        {
+            return OperationStatus.RetryLater;
+        }
+
         IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
         LogView view = Log.GetView();
         long address = TraceBackForKey(in key, slot.Address, view.HeadAddress);

@@ -13,12 +13,20 @@ internal readonly struct SessionView
     public readonly long Version;
     public readonly SystemState State;
 
+    /// <summary>
+    /// Strict CPR: the session runs as the next version while others may still finish pending operations of the
+    /// committed one, so its updates wait (they could otherwise come before those operations on the same key).
+    /// </summary>
+    public readonly bool WritesDeferred;
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public SessionView(int epochEntry, long version, SystemState state)
+    public SessionView(int epochEntry, long version, SystemState state, bool strictCpr)
     {
         EpochEntry = epochEntry;
         Version = version;
         State = state;
+        WritesDeferred = strictCpr && version > state.Version &&
+                         state.Phase is CprPhase.InProgress or CprPhase.WaitPending;
     }
 
     /// <summary>The version bits stamped into the records this operation writes.</summary>

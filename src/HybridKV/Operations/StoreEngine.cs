@@ -39,6 +39,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     public LightEpoch Epoch { get; }
 
+    /// <summary>Whether commits use strict CPR (no excluded operations; CPR §6.2.3).</summary>
+    public bool StrictCpr => _settings.StrictCpr;
+
     /// <summary>The epoch row of the store's own background work (copying frames into a snapshot).</summary>
     public int MaintenanceEntry { get; }
 

@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using HybridKV.Checkpoints;
 using HybridKV.Operations;
 
 namespace HybridKV.Sessions;
@@ -11,7 +12,23 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 {
     /// <summary>Takes the serial number of a new operation (once per operation, not per attempt).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private long TakeSerialNo() => _cpr.BeginOperation();
+    private long TakeSerialNo()
+    {
+        if (_engine.StrictCpr && MustFinishPendingFirst())
+        {
+            // Strict CPR: the session is behind its CPR point only because of pending operations; finish them before
+            // adding new ones, or a steady stream of pending operations would hold the checkpoint forever.
+            CompletePending(wait: true);
+        }
+
+        return _cpr.BeginOperation();
+    }
+
+    private bool MustFinishPendingFirst()
+    {
+        SystemState state = _engine.State;
+        return state.Phase >= CprPhase.InProgress && _cpr.Version <= state.Version && PendingCount > 0;
+    }
 
     private OperationStatus TryReadOnce(
         in TKey key, in TInput input, ref TOutput output, TContext context, bool awaited, long serialNo,
@@ -97,7 +114,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             {
             }
 
-            if (status == OperationStatus.RecordOnStorage)
+            if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
             {
                 pending = Park(PendingKind.Delete, in key, default!, default!, context, awaited, serialNo);
                 StartOrQueue(pending, status, storageRead);
@@ -138,7 +155,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context, bool awaited,
         long serialNo)
     {
-        _cpr.PendingSerialNos.Add(serialNo);
+        _cpr.AddPending(serialNo);
         _cpr.EndOperation();
         return new(kind, in key, in input, in output, context)
         {

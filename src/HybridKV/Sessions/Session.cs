@@ -283,7 +283,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 {
                     // An awaited operation fails through its own task, whoever happens to be driving completions.
                     operation.Dispose();
-                    _cpr.PendingSerialNos.Remove(operation.SerialNo);
+                    _cpr.RemovePending(operation.SerialNo);
                     operation.Completion.TrySetException(error);
                     progressed = true;
                     continue;
@@ -309,7 +309,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                         break;
                     default:
                         operation.Dispose();
-                        _cpr.PendingSerialNos.Remove(operation.SerialNo);
+                        _cpr.RemovePending(operation.SerialNo);
                         _engine.ReportCompletion(operation, ToStatus(status));
                         CompleteAwaiter(operation, status);
                         progressed = true;
@@ -373,11 +373,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         SystemState state = _engine.State;
         if (state.SessionVersion != _cpr.Version)
         {
-            // The state machine moved to IN-PROGRESS: this is the session's CPR point (CPR §6.2.2).
-            _cpr.CrossTo(state.SessionVersion);
+            // The state machine moved to IN-PROGRESS: this is the session's CPR point (CPR §6.2.2). With strict CPR
+            // a session with pending operations stays behind until they have finished.
+            _cpr.CrossTo(state.SessionVersion, _engine.StrictCpr);
         }
 
-        _view = new SessionView(_epochEntry, _cpr.Version, state);
+        _view = new SessionView(_epochEntry, _cpr.Version, state, _engine.StrictCpr);
     }
 
     /// <summary>
@@ -388,9 +389,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private void CrossToCurrentVersion()
     {
         SystemState state = _engine.State;
+        // With strict CPR no session writes as the next version while one may still run as this one, so only relaxed
+        // CPR gets here.
         Debug.Assert(state.SessionVersion > _cpr.Version, "A record of the next version exists only past PREPARE.");
         _cpr.CrossTo(state.SessionVersion);
-        _view = new SessionView(_epochEntry, _cpr.Version, state);
+        _view = new SessionView(_epochEntry, _cpr.Version, state, _engine.StrictCpr);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

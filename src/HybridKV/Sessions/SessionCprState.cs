@@ -23,9 +23,13 @@ internal sealed class SessionCprState
     private long _crossedInto;
     private CommitPoint _durable;
 
-    public SessionCprState(Guid id, long version, CommitPoint recovered)
+    private readonly HashSet<long> _pendingSerialNos = new();
+    private readonly Utilities.AsyncSignal _pendingDrained;
+
+    public SessionCprState(Guid id, long version, CommitPoint recovered, Utilities.AsyncSignal pendingDrained)
     {
         Id = id;
+        _pendingDrained = pendingDrained;
         _version = version;
         _durable = recovered;
         _nextSerialNo = recovered.UntilSerialNo + 1;
@@ -36,10 +40,29 @@ internal sealed class SessionCprState
     /// <summary>The CPR version the session runs as.</summary>
     public long Version => Volatile.Read(ref _version);
 
-    /// <summary>Serial numbers of the session's pending operations. Changed only by the session, inside an operation
-    /// that has already crossed to the current version, so the state machine reads it only while the session cannot
-    /// touch it.</summary>
-    public HashSet<long> PendingSerialNos { get; } = new();
+    /// <summary>Records an operation that went pending (it keeps its serial number until it completes).</summary>
+    public void AddPending(long serialNo)
+    {
+        lock (_gate)
+        {
+            _pendingSerialNos.Add(serialNo);
+        }
+    }
+
+    /// <summary>Records that a pending operation completed; the last one wakes a strict checkpoint waiting for it.</summary>
+    public void RemovePending(long serialNo)
+    {
+        bool drained;
+        lock (_gate)
+        {
+            drained = _pendingSerialNos.Remove(serialNo) && _pendingSerialNos.Count == 0;
+        }
+
+        if (drained)
+        {
+            _pendingDrained.Signal();
+        }
+    }
 
     /// <summary>Set once the session is disposed; it stays registered until a checkpoint has recorded it.</summary>
     public bool Closed { get; set; }
@@ -74,29 +97,38 @@ internal sealed class SessionCprState
         return serialNo;
     }
 
-    /// <summary>The operation in progress finished, or was parked in <see cref="PendingSerialNos"/>.</summary>
+    /// <summary>The operation in progress finished, or was parked as pending.</summary>
     public void EndOperation() => Volatile.Write(ref _activeSerialNo, 0);
 
     /// <summary>
     /// Moves the session to <paramref name="version"/>, recording its CPR point for the version it leaves: every
-    /// operation issued so far, except the one in progress and those pending (relaxed CPR), and none after.
+    /// operation issued so far, except the one in progress and those pending (relaxed CPR), and none after. With
+    /// <paramref name="strict"/>, a session with pending operations does not cross: they finish in the old version
+    /// first (CPR §6.2.3), and the CPR point then excludes nothing.
     /// </summary>
-    public void CrossTo(long version)
+    /// <returns>Whether the session is now at <paramref name="version"/>.</returns>
+    public bool CrossTo(long version, bool strict = false)
     {
         lock (_gate)
         {
             if (_version >= version)
             {
-                return;
+                return true;
+            }
+
+            if (strict && _pendingSerialNos.Count > 0)
+            {
+                return false;
             }
 
             long next = Volatile.Read(ref _nextSerialNo);
             long active = Volatile.Read(ref _activeSerialNo);
             long until = active != 0 ? active - 1 : next - 1;
-            long[] excluded = PendingSerialNos.Where(s => s <= until).Order().ToArray();
+            long[] excluded = _pendingSerialNos.Where(s => s <= until).Order().ToArray();
             _crossedAt = new CommitPoint(until, excluded);
             _crossedInto = version;
             Volatile.Write(ref _version, version);
+            return true;
         }
     }
 

@@ -12,6 +12,9 @@ internal sealed class SessionRegistry
     private readonly Dictionary<Guid, SessionCprState> _live = new();
     private Dictionary<Guid, CommitPoint> _committed = new();
 
+    /// <summary>Signalled when a session's last pending operation completes (a strict checkpoint waits for that).</summary>
+    public Utilities.AsyncSignal PendingDrained { get; } = new();
+
     /// <summary>The number of open sessions.</summary>
     public int OpenCount
     {
@@ -39,7 +42,7 @@ internal sealed class SessionRegistry
             recovered = continueRecovered ? _committed.GetValueOrDefault(id, CommitPoint.None) : CommitPoint.None;
             // The version is read under the lock, so a checkpoint's sweep sees this session either not at all (it
             // started after the sweep, so it is already at the new version) or at the version it then crosses from.
-            var state = new SessionCprState(id, version(), recovered);
+            var state = new SessionCprState(id, version(), recovered, PendingDrained);
             _live[id] = state;
             return state;
         }
@@ -63,10 +66,27 @@ internal sealed class SessionRegistry
     }
 
     /// <summary>
-    /// Crosses every session still at the committed version into <paramref name="nextVersion"/> (a session between
-    /// operations never holds up a checkpoint) and collects each one's CPR point (CPR §6.2.3).
+    /// Crosses every session still at the committed version into <paramref name="nextVersion"/> on its behalf (a
+    /// session between operations never holds up a checkpoint), except, with <paramref name="strict"/>, sessions that
+    /// still have pending operations of the committed version.
     /// </summary>
-    public IReadOnlyList<SweptSession> CrossAll(long nextVersion)
+    /// <returns>Whether every session is now at <paramref name="nextVersion"/>.</returns>
+    public bool TryCrossAll(long nextVersion, bool strict)
+    {
+        lock (_lock)
+        {
+            bool all = true;
+            foreach (SessionCprState state in _live.Values)
+            {
+                all &= state.CrossTo(nextVersion, strict);
+            }
+
+            return all;
+        }
+    }
+
+    /// <summary>Every session's CPR point for the version before <paramref name="nextVersion"/> (CPR §6.2.3).</summary>
+    public IReadOnlyList<SweptSession> CollectPoints(long nextVersion)
     {
         lock (_lock)
         {

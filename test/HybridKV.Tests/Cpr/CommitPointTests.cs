@@ -92,6 +92,45 @@ public sealed class CommitPointTests : IDisposable
     }
 
     [Fact]
+    public async Task With_strict_CPR_the_checkpoint_waits_for_pending_operations_and_excludes_none()
+    {
+        string directory = _directory.NewSubdirectory();
+        (StoreSettings settings, FaultInjectingDevice device) = OnHeldDevice(directory);
+        var id = Guid.NewGuid();
+        using (device)
+        using (var store = StoreOnDevice.Create(settings with { StrictCpr = true }))
+        using (var session = store.NewSession(id))
+        {
+            session.Preload(20_000);
+            var release = new TaskCompletionSource();
+            device.HoldReads = release.Task;
+            Assert.Equal(Status.Pending, session.RMW(5, 100, new CountContext()));
+            Assert.Equal(Status.Ok, session.Upsert(1, 77));
+            long last = session.LastSerialNo;
+
+            Task<Guid> checkpoint = store.TakeCheckpointAsync();
+            // Whatever the timing, a strict commit cannot complete while an operation before the CPR point is pending.
+            Assert.NotSame(checkpoint, await Task.WhenAny(checkpoint, Task.Delay(200)));
+            release.SetResult();
+            device.HoldReads = null;
+            Assert.True(await Task.Run(() => session.CompletePending(wait: true)));
+            await checkpoint;
+            Assert.Equal(new CommitPoint(last, []), session.DurableCommitPoint);
+        }
+
+        (StoreSettings again, FaultInjectingDevice againDevice) = OnHeldDevice(directory);
+        using (againDevice)
+        using (var store = StoreOnDevice.Create(again))
+        {
+            await store.RecoverAsync();
+            using var session = store.ContinueSession(id, out CommitPoint point);
+            Assert.Empty(point.ExcludedSerialNos);
+            Assert.Equal(105, session.ReadNow(5).Value);
+            Assert.Equal(77, session.ReadNow(1).Value);
+        }
+    }
+
+    [Fact]
     public async Task Recovering_an_older_checkpoint_deletes_the_newer_ones_whose_log_it_overwrites()
     {
         string directory = _directory.NewSubdirectory();

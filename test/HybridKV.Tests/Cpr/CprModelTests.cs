@@ -28,17 +28,20 @@ public sealed class CprModelTests : IDisposable
 
     public void Dispose() => _directory.Dispose();
 
-    [Fact]
-    public void Recovered_state_is_every_sessions_prefix_up_to_its_commit_point()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Recovered_state_is_every_sessions_prefix_up_to_its_commit_point(bool strictCpr)
     {
         var coverage = new Coverage();
-        Property property = Prop.ForAll(Arb.From(ScenarioGen), scenario => Run(scenario, coverage));
+        Property property = Prop.ForAll(Arb.From(ScenarioGen), scenario => Run(scenario, strictCpr, coverage));
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(12 * TestScale.Factor), property);
 
         Assert.True(coverage.Checkpoints > 0, "no checkpoint was taken");
         Assert.True(coverage.NonEmptyCommits > 0, "no commit held any operation");
         Assert.True(coverage.PendingOperations > 0, "no operation went pending");
         Assert.True(coverage.LostOperations > 0, "no operation after a commit point was ever dropped");
+        Assert.True(strictCpr || coverage.Exclusions > 0, "no relaxed commit excluded a pending operation");
     }
 
     /// <summary>Eight pages of 512 bytes in memory: far less than the keys take, so records go to the device.</summary>
@@ -70,7 +73,7 @@ public sealed class CprModelTests : IDisposable
         }
     }
 
-    private bool Run(Scenario scenario, Coverage coverage)
+    private bool Run(Scenario scenario, bool strictCpr, Coverage coverage)
     {
         string directory = _directory.NewSubdirectory();
         Guid[] ids = Enumerable.Range(0, Sessions).Select(_ => Guid.NewGuid()).ToArray();
@@ -81,7 +84,7 @@ public sealed class CprModelTests : IDisposable
             Round round = scenario.Rounds[roundIndex];
             IReadOnlyList<Executed>[] executed;
             IReadOnlyDictionary<Guid, CommitPoint> before;
-            using (var store = StoreOnDevice.Create(Settings(directory)))
+            using (var store = StoreOnDevice.Create(Settings(directory) with { StrictCpr = strictCpr }))
             {
                 before = Blocking.Run(() => store.RecoverAsync())?.Sessions ?? new Dictionary<Guid, CommitPoint>();
                 executed = RunRound(store, ids, round, coverage);
@@ -97,6 +100,7 @@ public sealed class CprModelTests : IDisposable
             for (int s = 0; s < Sessions; s++)
             {
                 CommitPoint point = after.GetValueOrDefault(ids[s], CommitPoint.None);
+                Assert.True(!strictCpr || point.ExcludedSerialNos.Count == 0, $"strict CPR excluded operations: {point}");
                 long previous = before.GetValueOrDefault(ids[s], CommitPoint.None).UntilSerialNo;
                 foreach (Executed done in executed[s])
                 {
@@ -153,6 +157,7 @@ public sealed class CprModelTests : IDisposable
             threads[s] = new Thread(() =>
             {
                 using var session = store.ContinueSession(ids[index], out _);
+                session.Committed += (_, point) => Interlocked.Add(ref coverage.Exclusions, point.ExcludedSerialNos.Count);
                 var pendingKeys = new HashSet<long>();
                 int opIndex = 0;
                 foreach (Op op in round.Sessions[index])
@@ -276,5 +281,6 @@ public sealed class CprModelTests : IDisposable
         public int NonEmptyCommits;
         public int PendingOperations;
         public int LostOperations;
+        public int Exclusions;
     }
 }
