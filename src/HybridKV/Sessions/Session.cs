@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
-using HybridKV.Checkpoints;
 using System.Runtime.CompilerServices;
+using HybridKV.Checkpoints;
 using HybridKV.Epochs;
 using HybridKV.Operations;
 using HybridKV.Utilities;

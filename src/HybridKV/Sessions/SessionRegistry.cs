@@ -39,6 +39,15 @@ internal sealed class SessionRegistry
                 throw new ArgumentException($"A session with id {id} is already open on this store.", nameof(id));
             }
 
+            if (continueRecovered && existing is not null)
+            {
+                // Closed but not yet recorded by a checkpoint: it ran operations past its last commit, and may even
+                // have crossed into the running checkpoint's next version; it simply goes on.
+                existing.Closed = false;
+                recovered = existing.Durable;
+                return existing;
+            }
+
             recovered = continueRecovered ? _committed.GetValueOrDefault(id, CommitPoint.None) : CommitPoint.None;
             // The version is read under the lock, so a checkpoint's sweep sees this session either not at all (it
             // started after the sweep, so it is already at the new version) or at the version it then crosses from.

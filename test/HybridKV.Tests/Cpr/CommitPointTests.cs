@@ -158,6 +158,25 @@ public sealed class CommitPointTests : IDisposable
     }
 
     [Fact]
+    public async Task Continuing_a_closed_session_on_a_live_store_goes_on_from_its_last_operation()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        var id = Guid.NewGuid();
+        using (var session = store.NewSession(id))
+        {
+            session.Preload(10);
+            await store.TakeCheckpointAsync();
+            session.Upsert(100, 1);
+        }
+
+        using var continued = store.ContinueSession(id, out CommitPoint point);
+        Assert.Equal(new CommitPoint(10, []), point);
+        Assert.Equal(12, continued.NextSerialNo);
+        await store.TakeCheckpointAsync(CheckpointKind.LogOnly);
+        Assert.Equal(new CommitPoint(11, []), continued.DurableCommitPoint);
+    }
+
+    [Fact]
     public async Task A_second_checkpoint_request_waits_for_the_running_one_and_takes_its_own()
     {
         using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
