@@ -32,11 +32,7 @@ public static class CheckpointRunner
         var directories = new List<string>();
         foreach (string distribution in new[] { "uniform", "zipf" })
         {
-            long[][] streams = Enumerable.Range(0, threads)
-                .Select(t => distribution == "zipf"
-                    ? KeyStreams.ScrambledZipfian(keys, 1 << 22, seed: t + 1)
-                    : KeyStreams.Uniform(keys, 1 << 22, seed: t + 1))
-                .ToArray();
+            long[][] streams = KeyStreams.PerThread(distribution, keys, threads);
             foreach (CheckpointMode mode in new[] { CheckpointMode.FoldOver, CheckpointMode.Snapshot })
             {
                 string directory = Path.Combine(root, $"{distribution}-{mode}");

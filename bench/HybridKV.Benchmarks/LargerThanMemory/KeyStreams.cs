@@ -6,6 +6,14 @@ namespace HybridKV.Benchmarks.LargerThanMemory;
 /// </summary>
 public static class KeyStreams
 {
+    /// <summary>One stream of 2^22 keys per thread, each with its own seed: "uniform" or "zipf".</summary>
+    public static long[][] PerThread(string distribution, long keys, int threads) =>
+        Enumerable.Range(0, threads)
+            .Select(t => distribution == "zipf"
+                ? ScrambledZipfian(keys, 1 << 22, seed: t + 1)
+                : Uniform(keys, 1 << 22, seed: t + 1))
+            .ToArray();
+
     public static long[] Uniform(long keys, int length, int seed)
     {
         var random = new Random(seed);

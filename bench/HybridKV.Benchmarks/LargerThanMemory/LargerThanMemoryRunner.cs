@@ -29,11 +29,7 @@ public static partial class LargerThanMemoryRunner
         var results = new List<string>();
         foreach (string distribution in new[] { "uniform", "zipf" })
         {
-            long[][] streams = Enumerable.Range(0, threads)
-                .Select(t => distribution == "zipf"
-                    ? KeyStreams.ScrambledZipfian(keys, 1 << 22, seed: t + 1)
-                    : KeyStreams.Uniform(keys, 1 << 22, seed: t + 1))
-                .ToArray();
+            long[][] streams = KeyStreams.PerThread(distribution, keys, threads);
             foreach (string mix in new[] { "50:50 read:upsert", "100% RMW", "100% upsert" })
             {
                 results.Add(RunOne(directory, keys, memoryMb, seconds, streams, distribution, mix));
