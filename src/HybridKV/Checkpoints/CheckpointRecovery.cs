@@ -26,6 +26,9 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     private readonly LogLayoutMetadata _layout;
     private readonly ILogger _logger;
 
+    // A progress line per this many bytes of log replayed.
+    private const long ProgressLogBytes = 256L << 20;
+
     public CheckpointRecovery(
         StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
         CheckpointCatalog catalog,
@@ -235,6 +238,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         using var buffer = new AlignedBuffer(pageSize, _device.SectorSize);
         byte[] tailPagePrefix = new byte[(int)(final & pageMask)];
         long records = 0;
+        long nextProgressLog = ProgressLogBytes;
         try
         {
             for (long page = firstPage; page < final; page += pageSize)
@@ -271,7 +275,13 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
                     bytes.Span[..length].CopyTo(tailPagePrefix);
                 }
 
-                progress?.Report(new RecoveryProgress(page + length - firstPage, totalBytes));
+                long replayedBytes = page + length - firstPage;
+                progress?.Report(new RecoveryProgress(replayedBytes, totalBytes));
+                if (replayedBytes >= nextProgressLog)
+                {
+                    CheckpointLog.ReplayProgress(_logger, choice.Manifest.Token, replayedBytes, totalBytes);
+                    nextProgressLog += ProgressLogBytes;
+                }
             }
         }
         finally

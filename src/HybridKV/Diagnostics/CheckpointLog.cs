@@ -39,6 +39,10 @@ internal static partial class CheckpointLog
                   "checkpoint {Recovered}, whose log the store now continues")]
     public static partial void Abandoned(ILogger logger, Guid abandoned, Guid recovered);
 
+    [LoggerMessage(EventId = 114, Level = LogLevel.Information,
+        Message = "Recovery from checkpoint {Token}: {ReplayedBytes} of {TotalBytes} bytes of log replayed")]
+    public static partial void ReplayProgress(ILogger logger, Guid token, long replayedBytes, long totalBytes);
+
     [LoggerMessage(EventId = 111, Level = LogLevel.Information,
         Message = "Recovery from checkpoint {Token} (version {Version}): {Step} took {Milliseconds:F1} ms")]
     public static partial void RecoveryStep(ILogger logger, Guid token, long version, string step, double milliseconds);
