@@ -17,6 +17,8 @@ internal static class Program
     private const int Sessions = 3;
     private const int Keys = 200;
 
+    private static int _announcedCommit;
+
     private static async Task<int> Main(string[] args)
     {
         if (args.Length < 2 || (args[0] != "run" && args[0] != "verify"))
@@ -28,6 +30,7 @@ internal static class Program
         string directory = args[1];
         int seed = args.Length > 2 ? int.Parse(args[2], CultureInfo.InvariantCulture) : 0;
         var journal = new Journal(directory);
+        using var loggerFactory = new Microsoft.Extensions.Logging.LoggerFactory([new StderrLoggerProvider()]);
         using var store = new HybridKVStore<long, long, long, long, Empty, CountFunctions>(new StoreSettings
         {
             LogDirectory = Path.Combine(directory, "store"),
@@ -39,6 +42,7 @@ internal static class Program
             PeriodicCheckpointMode = seed % 2 == 0 ? CheckpointMode.FoldOver : CheckpointMode.Snapshot,
             IndexCheckpointEvery = 3,
             CheckpointsToKeep = 2,
+            LoggerFactory = loggerFactory,
         });
 
         Console.WriteLine("recovering");
@@ -76,7 +80,14 @@ internal static class Program
     private static void RunSession(HybridKVStore<long, long, long, long, Empty, CountFunctions> store, Journal journal, int s)
     {
         using var session = store.ContinueSession(SessionId(s), out _);
-        session.Committed += (_, point) => journal.AppendCommit(s, point);
+        session.Committed += (_, point) =>
+        {
+            journal.AppendCommit(s, point);
+            if (Interlocked.Exchange(ref _announcedCommit, 1) == 0)
+            {
+                Console.WriteLine("committed");
+            }
+        };
         while (true)
         {
             long serialNo = session.NextSerialNo;

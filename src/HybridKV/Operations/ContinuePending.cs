@@ -201,10 +201,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CopyUpdateFrom(
         ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
-                out LogRecord<TKey, TValue> record))
+        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
+                out LogRecord<TKey, TValue> record);
+        if (appended != OperationStatus.Success)
         {
-            return OperationStatus.RetryLater;
+            return appended;
         }
 
         _functions.CopyUpdater(in key, in input, in source.Value, ref record.Value);

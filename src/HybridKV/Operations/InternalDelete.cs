@@ -61,10 +61,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: true, in session, out long newAddress,
-                out LogRecord<TKey, TValue> tombstone))
+        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: true, in session, out long newAddress,
+                out LogRecord<TKey, TValue> tombstone);
+        if (appended != OperationStatus.Success)
         {
-            return OperationStatus.RetryLater;
+            return appended;
         }
 
         return LinkRecord(ref slot, newAddress, tombstone);

@@ -55,10 +55,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus CreateInitialRecord(ref IndexSlot slot, in TKey key, in TInput input, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
-                out LogRecord<TKey, TValue> record))
+        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
+                out LogRecord<TKey, TValue> record);
+        if (appended != OperationStatus.Success)
         {
-            return OperationStatus.RetryLater;
+            return appended;
         }
 
         _functions.InitialUpdater(in key, in input, ref record.Value);
@@ -69,10 +70,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CopyUpdateRecord(
         ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
-                out LogRecord<TKey, TValue> record))
+        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
+                out LogRecord<TKey, TValue> record);
+        if (appended != OperationStatus.Success)
         {
-            return OperationStatus.RetryLater;
+            return appended;
         }
 
         if (sourceAddress < Log.HeadAddress)

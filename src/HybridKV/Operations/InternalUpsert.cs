@@ -43,10 +43,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, in SessionView session)
     {
-        if (!TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
-                out LogRecord<TKey, TValue> record))
+        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
+                out LogRecord<TKey, TValue> record);
+        if (appended != OperationStatus.Success)
         {
-            return OperationStatus.RetryLater;
+            return appended;
         }
 
         _functions.SingleWriter(in key, in value, ref record.Value);

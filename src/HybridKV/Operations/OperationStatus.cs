@@ -30,8 +30,9 @@ internal enum OperationStatus : byte
     RetryLater,
 
     /// <summary>
-    /// The key's record belongs to the next CPR version (CPR §6.2.1): the session crosses its CPR point and starts
-    /// over as that version.
+    /// The operation's view of the CPR state is out of date: the key's record belongs to the next version (CPR
+    /// §6.2.1), or the state moved while the operation waited for a page turn. The session refreshes its view
+    /// (crossing its CPR point if due) and starts over.
     /// </summary>
     CrossVersion,
 }

@@ -36,11 +36,18 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>
     /// Reserves a record at the tail and writes its header and key; the caller writes the value and then links it.
-    /// Returns false when the log has no free frame yet (the operation then returns
-    /// <see cref="OperationStatus.RetryLater"/>); throws <see cref="LogFullException"/> when it never will.
+    /// Returns <see cref="OperationStatus.RetryLater"/> when the log has no free frame yet, and throws
+    /// <see cref="LogFullException"/> when it never will.
     /// </summary>
+    /// <returns>
+    /// <see cref="OperationStatus.Success"/>, <see cref="OperationStatus.RetryLater"/>, or
+    /// <see cref="OperationStatus.CrossVersion"/> when the global CPR state moved while the allocation waited for a
+    /// page turn: the wait refreshed this thread's epoch, so a checkpoint may have moved past the phase this operation
+    /// decided in (and even crossed the session's CPR point on its behalf). The reserved record is then left invalid
+    /// and the operation starts over with a fresh view.
+    /// </returns>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TryAppendRecord(
+    private OperationStatus TryAppendRecord(
         in TKey key, long previousAddress, bool tombstone, in SessionView session, out long address,
         out LogRecord<TKey, TValue> record)
     {
@@ -53,13 +60,19 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             }
 
             record = default;
-            return false;
+            return OperationStatus.RetryLater;
         }
 
         record = Log.GetRecord<TKey, TValue>(address);
         record.Key = key;
         record.Header = RecordHeader.Create(previousAddress, session.RecordVersion, tombstone);
-        return true;
+        if (Volatile.Read(ref _systemState) != session.State.Word)
+        {
+            record.Header.SetInvalid();
+            return OperationStatus.CrossVersion;
+        }
+
+        return OperationStatus.Success;
     }
 
     /// <summary>

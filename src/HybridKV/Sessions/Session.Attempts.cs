@@ -129,8 +129,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// Whether an attempt should be repeated at once: it lost a race on the index, or it found a record of the next
-    /// CPR version, in which case the session crosses its CPR point first.
+    /// Whether an attempt should be repeated at once: it lost a race on the index, or its view of the CPR state is
+    /// out of date (it found a record of the next version, or the state moved while it waited for a page turn), in
+    /// which case the session refreshes its view, crossing its CPR point if due.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool ShouldRetryNow(OperationStatus status)
@@ -142,7 +143,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         if (status == OperationStatus.CrossVersion)
         {
-            CrossToCurrentVersion();
+            RefreshView();
             return true;
         }
 

@@ -274,6 +274,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             for (int remaining = _ready.Count; remaining > 0; remaining--)
             {
                 PendingOperation<TKey, TInput, TOutput, TContext> operation = _ready.Dequeue();
+                if (_engine.State.Word != _view.State.Word)
+                {
+                    // An earlier operation of this loop waited for log space and refreshed the epoch.
+                    RefreshView();
+                }
+
                 OperationStatus status;
                 try
                 {
@@ -292,7 +298,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 switch (status)
                 {
                     case OperationStatus.CrossVersion:
-                        CrossToCurrentVersion();
+                        RefreshView();
                         _ready.Enqueue(operation);
                         progressed = true;
                         break;
@@ -382,17 +388,20 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// Crosses the CPR point in the middle of an operation that found a record of the next version (CPR §6.2.1); the
-    /// operation then starts over as that version.
+    /// Re-reads the global CPR state in the middle of an attempt, crossing the CPR point if the state machine has
+    /// moved on: after the attempt found a record of the next version (CPR §6.2.1), or after waiting for a page turn
+    /// refreshed the session's epoch (the state machine may then have gone past the phase the attempt decided in).
+    /// The attempt then starts over with the new view.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private void CrossToCurrentVersion()
+    private void RefreshView()
     {
         SystemState state = _engine.State;
-        // With strict CPR no session writes as the next version while one may still run as this one, so only relaxed
-        // CPR gets here.
-        Debug.Assert(state.SessionVersion > _cpr.Version, "A record of the next version exists only past PREPARE.");
-        _cpr.CrossTo(state.SessionVersion);
+        if (state.SessionVersion != _cpr.Version)
+        {
+            _cpr.CrossTo(state.SessionVersion, _engine.StrictCpr);
+        }
+
         _view = new SessionView(_epochEntry, _cpr.Version, state, _engine.StrictCpr);
     }
 

@@ -109,8 +109,18 @@ public sealed class CommitPointTests : IDisposable
             long last = session.LastSerialNo;
 
             Task<Guid> checkpoint = store.TakeCheckpointAsync();
-            // Whatever the timing, a strict commit cannot complete while an operation before the CPR point is pending.
-            Assert.NotSame(checkpoint, await Task.WhenAny(checkpoint, Task.Delay(200)));
+            // The state machine reaches WAIT-PENDING and stays there while an operation before the CPR point is pending.
+            using (var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(30)))
+            {
+                while (store.Engine.State.Phase != CprPhase.WaitPending)
+                {
+                    await Task.Yield();
+                    deadline.Token.ThrowIfCancellationRequested();
+                }
+            }
+
+            Assert.False(checkpoint.IsCompleted);
+            Assert.Equal(CprPhase.WaitPending, store.Engine.State.Phase);
             release.SetResult();
             device.HoldReads = null;
             Assert.True(await Task.Run(() => session.CompletePending(wait: true)));

@@ -28,6 +28,7 @@ public sealed class CrashTests : IDisposable
         var random = new Random(20261121);
         int verified = 0;
         int killedWhileRecovering = 0;
+        var outputs = new List<string>();
         for (int run = 0; run < kills; run++)
         {
             using var helper = Helper.Start("run", directory, run.ToString(System.Globalization.CultureInfo.InvariantCulture));
@@ -42,11 +43,19 @@ public sealed class CrashTests : IDisposable
             {
                 await helper.WaitForLineAsync("running", StartupTimeout);
                 verified++;
-                await Task.Delay(random.Next(20, 400));
+                if (random.Next(3) != 0)
+                {
+                    // Mostly after the first commit of this run, so that later kills land in and between checkpoints
+                    // (a fresh process's first checkpoint is slow: everything in it is compiled on first use).
+                    await helper.WaitForLineAsync("committed", StartupTimeout);
+                }
+
+                await Task.Delay(random.Next(0, 300));
             }
 
             bool wasRecovering = !helper.HasSeen("running");
             helper.Kill();
+            outputs.Add($"run {run}: {helper.Output}");
             Assert.True(helper.ExitCode is null or 137 or -1,
                 $"Run {run} exited by itself ({helper.ExitCode}) before it was killed:{Environment.NewLine}{helper.Output}");
             if (wasRecovering)
@@ -61,8 +70,10 @@ public sealed class CrashTests : IDisposable
         Assert.Contains("verified", final.Output, StringComparison.Ordinal);
         Assert.True(verified >= kills / 2, $"only {verified} of {kills} runs got past recovery");
         Assert.True(killedWhileRecovering > 0, "no run was killed during recovery");
-        Assert.True(File.ReadAllLines(Path.Combine(directory, "commits.log")).Length > kills,
-            "too few commits were reported for the kills to have hit checkpoints");
+        string commits = Path.Combine(directory, "commits.log");
+        Assert.True(File.Exists(commits) && File.ReadAllLines(commits).Length > kills,
+            $"too few commits were reported for the kills to have hit checkpoints:{Environment.NewLine}" +
+            string.Join(Environment.NewLine, outputs));
     }
 
     /// <summary>The helper process, with its standard output collected line by line.</summary>
