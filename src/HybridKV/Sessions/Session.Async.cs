@@ -20,7 +20,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
         if (pending is null)
         {
-            _cpr.EndOperation();
             return new ReadResult<TOutput>(ToStatus(status), output);
         }
 
@@ -44,7 +43,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
-        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -67,7 +65,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
-        _cpr.EndOperation();
         return pending is null
             ? ToStatus(status)
             : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
@@ -92,7 +89,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
-        _cpr.EndOperation();
         return pending is null
             ? ToStatus(status)
             : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;

@@ -46,6 +46,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 StartRead(pending);
             }
 
+            EndOperationIfDone(status);
             return status;
         }
         finally
@@ -64,6 +65,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             {
             }
 
+            EndOperationIfDone(status);
             return status;
         }
         finally
@@ -92,6 +94,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 StartOrQueue(pending, status, storageRead);
             }
 
+            EndOperationIfDone(status);
             return status;
         }
         finally
@@ -120,11 +123,27 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 StartOrQueue(pending, status, storageRead);
             }
 
+            EndOperationIfDone(status);
             return status;
         }
         finally
         {
             Exit();
+        }
+    }
+
+    /// <summary>
+    /// Clears the operation in progress once an attempt has finished it (or parked it), while still protected: the
+    /// state machine may cross the session on its behalf as soon as it leaves protection, and must then count this
+    /// operation as done in the version it ran in. An attempt that must wait for log space has done nothing yet and
+    /// stays in progress.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EndOperationIfDone(OperationStatus status)
+    {
+        if (status != OperationStatus.RetryLater)
+        {
+            _cpr.EndOperation();
         }
     }
 

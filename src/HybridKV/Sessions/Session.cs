@@ -129,9 +129,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// read finishes in <see cref="CompletePending"/> (the completion callback then receives the output).</returns>
     public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _);
-        _cpr.EndOperation();
-        return ToStatus(status);
+        return ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _));
     }
 
     /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
@@ -151,7 +149,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
-        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -179,7 +176,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
-        _cpr.EndOperation();
         return ToStatus(status);
     }
 
@@ -204,7 +200,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
         }
 
-        _cpr.EndOperation();
         return ToStatus(status);
     }
 

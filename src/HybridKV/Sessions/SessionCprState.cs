@@ -9,8 +9,9 @@ namespace HybridKV.Sessions;
 /// holds up a checkpoint.
 /// </summary>
 /// <remarks>
-/// The session writes <c>_activeSerialNo</c> before <c>_nextSerialNo</c> and the state machine reads them in the
-/// opposite order, under <see cref="_gate"/>: whichever of them crosses first computes the same CPR point.
+/// The session writes <c>_activeSerialNo</c> before <c>_nextSerialNo</c> and clears it before it leaves protection
+/// at the end of an operation; the state machine reads them in the opposite order, under <see cref="_gate"/>: whichever
+/// of them crosses first computes the same CPR point.
 /// </remarks>
 internal sealed class SessionCprState
 {
