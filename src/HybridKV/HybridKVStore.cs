@@ -168,6 +168,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <summary>The number of sessions currently open.</summary>
     public int OpenSessionCount => _sessions.OpenCount;
 
+    /// <summary>Whether periodic checkpoints have started (tests).</summary>
+    internal bool PeriodicCheckpointsStarted => Volatile.Read(ref _periodicStarted) != 0;
+
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     internal StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> Engine => _engine;

@@ -84,16 +84,26 @@ public sealed class CheckpointCatalog
     }
 
     /// <summary>
-    /// Keeps the <paramref name="keep"/> newest committed checkpoints and deletes the rest, and, when no checkpoint is
-    /// being written, the leftovers of interrupted ones.
+    /// Keeps the <paramref name="keep"/> newest committed checkpoints (and any checkpoint one of them refers to) and
+    /// deletes the rest, and, when no checkpoint is being written, the leftovers of interrupted ones.
     /// </summary>
+    /// <param name="keep">How many of the newest committed checkpoints to keep, at least 1.</param>
+    /// <param name="deleteUncommitted">Whether to delete checkpoints that were never committed.</param>
+    /// <param name="referencedBy">Other checkpoints a kept one needs (for CPR, the one holding its index part).</param>
+    /// <param name="cancellationToken">Cancels the deletions not yet started.</param>
     /// <returns>The tokens deleted.</returns>
     public async Task<IReadOnlyList<Guid>> ApplyRetentionAsync(
-        int keep, bool deleteUncommitted, CancellationToken cancellationToken = default)
+        int keep, bool deleteUncommitted, Func<CheckpointManifest, IEnumerable<Guid>>? referencedBy = null,
+        CancellationToken cancellationToken = default)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(keep, 1);
         IReadOnlyList<CheckpointManifest> committed = await ListAsync(cancellationToken).ConfigureAwait(false);
         var kept = committed.Take(keep).Select(m => m.Token).ToHashSet();
+        foreach (CheckpointManifest manifest in committed.Take(keep))
+        {
+            kept.UnionWith(referencedBy?.Invoke(manifest) ?? []);
+        }
+
         var deleted = new List<Guid>();
         IReadOnlyList<Guid> all = await _store.ListAllAsync(cancellationToken).ConfigureAwait(false);
         var committedTokens = committed.Select(m => m.Token).ToHashSet();

@@ -266,24 +266,12 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
             return;
         }
 
-        IReadOnlyList<CheckpointManifest> committed = await _catalog.ListAsync().ConfigureAwait(false);
-        var kept = committed.Take(_checkpointsToKeep).ToList();
-        var keep = new HashSet<Guid>(kept.Select(m => m.Token));
-        foreach (CheckpointManifest manifest in kept)
+        // Inside the one-at-a-time gate, so no checkpoint is being written: leftovers of interrupted ones go too.
+        IReadOnlyList<Guid> deleted = await _catalog.ApplyRetentionAsync(_checkpointsToKeep, deleteUncommitted: true,
+            manifest => ReadMetadata(manifest)?.Index is { } index ? [index.Token] : []).ConfigureAwait(false);
+        foreach (Guid token in deleted)
         {
-            if (ReadMetadata(manifest)?.Index is { } index)
-            {
-                keep.Add(index.Token);
-            }
-        }
-
-        foreach (Guid token in await _catalog.Store.ListAllAsync(CancellationToken.None).ConfigureAwait(false))
-        {
-            if (!keep.Contains(token))
-            {
-                await _catalog.Store.DeleteAsync(token, CancellationToken.None).ConfigureAwait(false);
-                CheckpointLog.Deleted(_logger, token);
-            }
+            CheckpointLog.Deleted(_logger, token);
         }
 
         await TruncateLogAsync(_engine.Log.BeginAddress, CancellationToken.None).ConfigureAwait(false);

@@ -14,7 +14,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private long TakeSerialNo()
     {
-        if (_engine.StrictCpr && MustFinishPendingFirst())
+        if (_strictCpr && MustFinishPendingFirst())
         {
             // Strict CPR: the session is behind its CPR point only because of pending operations; finish them before
             // adding new ones, or a steady stream of pending operations would hold the checkpoint forever.

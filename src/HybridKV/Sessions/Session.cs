@@ -42,6 +42,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     // Owned by this session while >= 0; -1 once the session is disposed.
     private int _epochEntry;
 
+    // Whether commits use strict CPR; fixed for the store's lifetime, kept here off the engine's settings.
+    private readonly bool _strictCpr;
+
     // Refreshed each time the session enters protection: the epoch row, CPR version and global state it runs with.
     private SessionView _view;
 
@@ -57,6 +60,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         _epochEntry = epochEntry;
         _onReadDone = OnReadDone;
         _cpr = cpr;
+        _strictCpr = engine.StrictCpr;
         _cpr.Committed = point => Committed?.Invoke(this, point);
     }
 
@@ -371,33 +375,27 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             ThrowHelper.ThrowObjectDisposed(_store.GetType().Name);
         }
 
-        SystemState state = _engine.State;
-        if (state.SessionVersion != _cpr.Version)
-        {
-            // The state machine moved to IN-PROGRESS: this is the session's CPR point (CPR §6.2.2). With strict CPR
-            // a session with pending operations stays behind until they have finished.
-            _cpr.CrossTo(state.SessionVersion, _engine.StrictCpr);
-        }
-
-        _view = new SessionView(_epochEntry, _cpr.Version, state, _engine.StrictCpr);
+        RefreshView();
     }
 
     /// <summary>
     /// Re-reads the global CPR state in the middle of an attempt, crossing the CPR point if the state machine has
     /// moved on: after the attempt found a record of the next version (CPR §6.2.1), or after waiting for a page turn
     /// refreshed the session's epoch (the state machine may then have gone past the phase the attempt decided in).
-    /// The attempt then starts over with the new view.
+    /// The attempt then starts over with the new view. Also how every attempt takes its view when it enters protection.
     /// </summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void RefreshView()
     {
         SystemState state = _engine.State;
         if (state.SessionVersion != _cpr.Version)
         {
-            _cpr.CrossTo(state.SessionVersion, _engine.StrictCpr);
+            // The state machine moved to IN-PROGRESS: this is the session's CPR point (CPR §6.2.2). With strict CPR
+            // a session with pending operations stays behind until they have finished.
+            _cpr.CrossTo(state.SessionVersion, _strictCpr);
         }
 
-        _view = new SessionView(_epochEntry, _cpr.Version, state, _engine.StrictCpr);
+        _view = new SessionView(_epochEntry, _cpr.Version, state, _strictCpr);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

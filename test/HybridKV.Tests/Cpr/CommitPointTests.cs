@@ -239,9 +239,9 @@ public sealed class CommitPointTests : IDisposable
         StoreSettings settings = StoreOnDevice.Settings(directory) with { CheckpointInterval = TimeSpan.FromMilliseconds(10) };
         using (var store = StoreOnDevice.Create(settings))
         {
-            await Task.Delay(100);
-            Assert.Empty(Directory.GetDirectories(Path.Combine(directory, "checkpoints")));
+            Assert.False(store.PeriodicCheckpointsStarted);
             using var session = store.NewSession();
+            Assert.True(store.PeriodicCheckpointsStarted);
             session.Upsert(1, 42);
             await session.WaitForCommitAsync(1).WaitAsync(TimeSpan.FromSeconds(30));
         }
