@@ -14,7 +14,7 @@ var settings = new StoreSettings
     PageSizeBits = 20,
     MemorySizeBytes = 1L << 26,
 };
-using var store = new HybridKVStore<long, long, long, long, Empty, CountFunctions>(settings);
+using var store = new Counts.Store(settings);
 
 var clock = Stopwatch.StartNew();
 int sessions = Math.Max(2, Environment.ProcessorCount);

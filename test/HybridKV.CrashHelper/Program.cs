@@ -31,7 +31,7 @@ internal static class Program
         int seed = args.Length > 2 ? int.Parse(args[2], CultureInfo.InvariantCulture) : 0;
         var journal = new Journal(directory);
         using var loggerFactory = new Microsoft.Extensions.Logging.LoggerFactory([new StderrLoggerProvider()]);
-        using var store = new HybridKVStore<long, long, long, long, Empty, CountFunctions>(new StoreSettings
+        using var store = new Counts.Store(new StoreSettings
         {
             LogDirectory = Path.Combine(directory, "store"),
             PageSizeBits = 12,
@@ -77,7 +77,7 @@ internal static class Program
 
     private static long KeyOf(int session, long serialNo) => (session * 1000L) + (serialNo % Keys);
 
-    private static void RunSession(HybridKVStore<long, long, long, long, Empty, CountFunctions> store, Journal journal, int s)
+    private static void RunSession(Counts.Store store, Journal journal, int s)
     {
         using var session = store.ContinueSession(SessionId(s), out _);
         session.Committed += (_, point) =>
@@ -104,7 +104,7 @@ internal static class Program
     /// numbers after the previous recovered commit point up to this one, minus the excluded ones.
     /// </summary>
     private static async Task<string?> VerifyAsync(
-        HybridKVStore<long, long, long, long, Empty, CountFunctions> store, Journal journal, CommitPoint[] recovered)
+        Counts.Store store, Journal journal, CommitPoint[] recovered)
     {
         for (int s = 0; s < Sessions; s++)
         {
