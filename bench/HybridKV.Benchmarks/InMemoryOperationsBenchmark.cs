@@ -1,7 +1,7 @@
 using System.Collections.Concurrent;
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
-using CountStore;
+using HybridKV.Benchmarks.Callbacks;
 using HybridKV.Sessions;
 
 namespace HybridKV.Benchmarks;

@@ -1,7 +1,7 @@
 using System.Diagnostics;
 using System.Globalization;
 using System.Numerics;
-using CountStore;
+using HybridKV.Benchmarks.Callbacks;
 using HybridKV.Benchmarks.LargerThanMemory;
 using HybridKV.Checkpoints;
 
