@@ -1,5 +1,6 @@
 using BenchmarkDotNet.Attributes;
 using BenchmarkDotNet.Configs;
+using BenchmarkDotNet.Jobs;
 using CountStore;
 using HybridKV.Benchmarks.Callbacks;
 using HybridKV.Sessions;
@@ -11,14 +12,25 @@ namespace HybridKV.Benchmarks;
 /// <see cref="Counts"/> class (through its generated session), the hand-written struct (the baseline of each
 /// category), and a struct that reaches the callbacks through an interface. One session, uniformly random keys,
 /// <see cref="Batch"/> operations per invocation; 4K keys (the working set stays in cache, so the cost of a call shows)
-/// and 1M keys (each operation waits for memory, which hides it).
+/// and 1M keys (each operation waits for memory, which hides it). Two jobs: the runtime's defaults, and dynamic PGO
+/// switched off, which shows what the interface calls cost when the JIT cannot devirtualize them behind a type guard.
 /// </summary>
 [MemoryDiagnoser]
-[SimpleJob(warmupCount: 3, iterationCount: 15)]
+[Config(typeof(WithAndWithoutPgo))]
 [GroupBenchmarksBy(BenchmarkLogicalGroupRule.ByCategory)]
 [CategoriesColumn]
 public class CallbackBindingBenchmark
 {
+    private sealed class WithAndWithoutPgo : ManualConfig
+    {
+        public WithAndWithoutPgo()
+        {
+            Job measured = Job.Default.WithWarmupCount(3).WithIterationCount(15);
+            AddJob(measured.WithId("DefaultPgo"));
+            AddJob(measured.WithEnvironmentVariables(new EnvironmentVariable("DOTNET_TieredPGO", "0")).WithId("NoPgo"));
+        }
+    }
+
     private const int StreamLength = 1 << 20;
     private const int Batch = 4096;
 
@@ -32,7 +44,7 @@ public class CallbackBindingBenchmark
     private int _next;
 
     /// <summary>The number of distinct keys, all preloaded.</summary>
-    [Params(1 << 12, 1 << 20)]
+    [Params(1 << 12)]
     public int Keys { get; set; }
 
     private StoreSettings Settings => new()

@@ -1,0 +1,134 @@
+using System.Numerics;
+using HybridKV.Benchmarks.LargerThanMemory;
+using HybridKV.Devices;
+using HybridKV.Sessions;
+
+namespace HybridKV.Benchmarks.Ycsb;
+
+/// <summary>
+/// HybridKV through the generated callbacks of <see cref="YcsbLongs"/> or <see cref="YcsbValue100s"/>. All in memory
+/// unless a memory budget is given (then the log spills to a file device); with a checkpoint interval, periodic CPR
+/// checkpoints run on a file device beside the log.
+/// </summary>
+public static class HybridKvYcsbStore
+{
+    public static IYcsbStore Create(YcsbStoreOptions options) => options.ValueBytes == 8
+        ? new Store<long, YcsbLongs.Functions, LongValues>(options)
+        : new Store<Value100, YcsbValue100s.Functions, Value100s>(options);
+
+    /// <summary>Bytes per record: header, key, value rounded up to 8.</summary>
+    public static long RecordBytes(int valueBytes) => 8 + 8 + ((valueBytes + 7) & ~7);
+
+    /// <summary>The working set: index buckets and records, what the memory probe's array matches.</summary>
+    public static long WorkingSetBytes(long keys, int valueBytes, long indexBuckets) =>
+        (indexBuckets * 64) + (keys * RecordBytes(valueBytes));
+
+    private sealed class Store<TValue, TFunctions, TValues> : IYcsbStore
+        where TValue : unmanaged
+        where TFunctions : struct, IFunctions<long, TValue, long, long, Empty>
+        where TValues : IYcsbValues<TValue>
+    {
+        private readonly HybridKVStore<long, TValue, long, long, Empty, TFunctions> _store;
+        private readonly LocalFileDevice? _device;
+
+        public Store(YcsbStoreOptions options)
+        {
+            long dataBytes = options.Keys * RecordBytes(options.ValueBytes);
+            bool needsDevice = options.MemoryMb is not null || options.CheckpointEvery is not null;
+            if (needsDevice)
+            {
+                if (Directory.Exists(options.Directory))
+                {
+                    Directory.Delete(options.Directory, recursive: true);
+                }
+
+                _device = new LocalFileDevice(new LocalFileDeviceOptions
+                {
+                    Directory = Path.Combine(options.Directory, "log"),
+                    SegmentSize = 1L << 30,
+                });
+            }
+
+            // In memory, the log gets twice the data, so that the loaded records stay in the mutable region and
+            // updates to them are in place (the papers' in-memory configuration).
+            long memory = options.MemoryMb is { } budget
+                ? budget << 20
+                : (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(1L << 26, dataBytes * 2));
+            _store = new HybridKVStore<long, TValue, long, long, Empty, TFunctions>(new StoreSettings
+            {
+                IndexBuckets = options.IndexBuckets,
+                PageSizeBits = 22,
+                MemorySizeBytes = memory,
+                LogDevice = _device,
+                CheckpointDirectory = options.CheckpointEvery is null ? null : Path.Combine(options.Directory, "checkpoints"),
+                CheckpointInterval = options.CheckpointEvery,
+                PeriodicCheckpointMode = options.CheckpointMode,
+                CheckpointsToKeep = 2,
+            });
+        }
+
+        public string Name => "hybridkv";
+
+        public void Load(long keys, int threads, Action<long> progress) =>
+            YcsbLoad.Split(keys, threads, progress, (first, end) =>
+            {
+                using Session<long, TValue, long, long, Empty, TFunctions> session = _store.NewSession();
+                for (long key = first; key < end; key++)
+                {
+                    TValue value = TValues.From(key);
+                    session.Upsert(key, value);
+                }
+
+                session.CompletePending(wait: true);
+            });
+
+        public IYcsbWorker CreateWorker() => new Worker(_store.NewSession());
+
+        public void Dispose()
+        {
+            _store.Dispose();
+            _device?.Dispose();
+        }
+
+        private sealed class Worker(Session<long, TValue, long, long, Empty, TFunctions> session) : IYcsbWorker
+        {
+            public long Run(YcsbStreams streams, int start, int count)
+            {
+                long[] keys = streams.Keys;
+                YcsbOperation[] operations = streams.Operations;
+                long checksum = 0;
+                for (int i = start; i < start + count; i++)
+                {
+                    long key = keys[i];
+                    switch (operations[i])
+                    {
+                        case YcsbOperation.Read:
+                            long output = 0;
+                            if (session.Read(key, ref output) == Status.Ok)
+                            {
+                                checksum += output;
+                            }
+
+                            break;
+                        case YcsbOperation.Upsert:
+                            TValue value = TValues.From(i);
+                            session.Upsert(key, value);
+                            break;
+                        case YcsbOperation.RMW:
+                            session.RMW(key, 1);
+                            break;
+                        default:
+                            session.Delete(key);
+                            break;
+                    }
+                }
+
+                return checksum;
+            }
+
+            public void Complete(bool wait) => session.CompletePending(wait);
+
+            public void Dispose() => session.Dispose();
+        }
+    }
+}

@@ -1,0 +1,38 @@
+namespace HybridKV.Benchmarks.Ycsb;
+
+/// <summary>
+/// A store under test. Each thread gets its own worker, which runs a batch of the stream in a loop written for its
+/// store, so that the only indirect call is one per batch.
+/// </summary>
+public interface IYcsbStore : IDisposable
+{
+    /// <summary>The name RESULT lines and tables use.</summary>
+    string Name { get; }
+
+    /// <summary>Inserts keys 0 to <paramref name="keys"/> - 1, split over <paramref name="threads"/> threads.</summary>
+    void Load(long keys, int threads, Action<long> progress);
+
+    /// <summary>A worker for one thread (a session, for stores that have them).</summary>
+    IYcsbWorker CreateWorker();
+}
+
+/// <summary>One thread's view of a store.</summary>
+public interface IYcsbWorker : IDisposable
+{
+    /// <summary>Runs operations <paramref name="start"/> to <paramref name="start"/> + <paramref name="count"/> - 1
+    /// of the stream; returns a checksum of what reads saw, so that no read can be optimised away.</summary>
+    long Run(YcsbStreams streams, int start, int count);
+
+    /// <summary>Finishes what the batch left pending (a no-op for stores without pending operations).</summary>
+    void Complete(bool wait);
+}
+
+/// <summary>What a YCSB store is built from: the workload's shape and, for HybridKV, memory and checkpoints.</summary>
+public sealed record YcsbStoreOptions(
+    long Keys,
+    int ValueBytes,
+    long IndexBuckets,
+    long? MemoryMb,
+    string Directory,
+    TimeSpan? CheckpointEvery,
+    Checkpoints.CheckpointMode CheckpointMode);
