@@ -4,6 +4,12 @@ using HybridKV.Benchmarks.LargerThanMemory;
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- --filter '*'            (BenchmarkDotNet suites)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- larger-than-memory      (throughput on a file device)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- checkpoints             (throughput around checkpoints)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- ycsb --help             (YCSB with baselines)
+if (args.Length > 0 && args[0] == "ycsb")
+{
+    return HybridKV.Benchmarks.Ycsb.YcsbRunner.Run(args[1..]);
+}
+
 if (args.Length > 0 && args[0] == "larger-than-memory")
 {
     return LargerThanMemoryRunner.Run(args[1..]);

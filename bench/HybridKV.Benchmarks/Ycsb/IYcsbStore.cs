@@ -35,4 +35,4 @@ public sealed record YcsbStoreOptions(
     long? MemoryMb,
     string Directory,
     TimeSpan? CheckpointEvery,
-    Checkpoints.CheckpointMode CheckpointMode);
+    HybridKV.Checkpoints.CheckpointMode CheckpointMode);

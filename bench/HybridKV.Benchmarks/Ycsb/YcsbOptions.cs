@@ -1,0 +1,155 @@
+using System.Globalization;
+using System.Numerics;
+using HybridKV.Checkpoints;
+
+namespace HybridKV.Benchmarks.Ycsb;
+
+/// <summary>The YCSB runner's command line, checked: every bad value names its option and what is allowed.</summary>
+public sealed record YcsbOptions(
+    IReadOnlyList<string> Stores,
+    long Keys,
+    IReadOnlyList<string> Distributions,
+    IReadOnlyList<YcsbMix> Mixes,
+    IReadOnlyList<int> ValueBytes,
+    IReadOnlyList<int> Threads,
+    int Seconds,
+    long? MemoryMb,
+    int? CheckpointEverySeconds,
+    CheckpointMode CheckpointMode,
+    int Iterations,
+    long? IndexBuckets,
+    string Directory,
+    string OutputDirectory)
+{
+    public const long SmallKeys = 2_500_000;
+    public const long MediumKeys = 32_000_000;
+
+    public static readonly string[] KnownStores = ["hybridkv", "concurrentdictionary", "faster", "rocksdb"];
+
+    public const string Usage = """
+        ycsb [options]      YCSB workloads on HybridKV and its baselines, one store after another in this process
+          --store LIST            hybridkv,concurrentdictionary,faster,rocksdb (default hybridkv,concurrentdictionary)
+          --profile small|medium  2.5M or 32M keys (default small)
+          --keys N                keys to preload (overrides --profile)
+          --dist LIST             uniform,zipf (zipf: theta 0.99, ranks scrambled; default both)
+          --mix LIST              read:upsert:rmw:delete percentages (default 50:50:0:0,100:0:0:0,0:0:100:0,0:100:0:0)
+          --value-bytes LIST      8,100 (default 8)
+          --threads LIST          threads running operations (default 1,2)
+          --seconds S             length of one iteration (default 10)
+          --iterations K          iterations per store and workload; the median is reported (default 3)
+          --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory)
+          --checkpoint-every S    a periodic CPR checkpoint every S seconds (HybridKV)
+          --checkpoint-mode M     foldover|snapshot (default foldover)
+          --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
+          --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
+          --out DIR               CSV and JSON results (default BenchmarkDotNet.Artifacts/ycsb)
+        """;
+
+    public long EffectiveIndexBuckets =>
+        IndexBuckets ?? (long)BitOperations.RoundUpToPowerOf2((ulong)Math.Max(64, Keys / 2));
+
+    public static YcsbOptions Parse(string[] args)
+    {
+        var values = new Dictionary<string, string>(StringComparer.Ordinal);
+        for (int i = 0; i < args.Length; i++)
+        {
+            if (!args[i].StartsWith("--", StringComparison.Ordinal) || i + 1 >= args.Length)
+            {
+                throw new ArgumentException($"Expected '--option value', got '{args[i]}'.", nameof(args));
+            }
+
+            values[args[i]] = args[++i];
+        }
+
+        string[] known =
+        [
+            "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
+            "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--dir", "--out",
+        ];
+        foreach (string name in values.Keys.Where(name => !known.Contains(name)))
+        {
+            throw new ArgumentException($"Unknown option {name}.", nameof(args));
+        }
+
+        string? Text(string name) => values.GetValueOrDefault(name);
+        string[] List(string name, string fallback) =>
+            (Text(name) ?? fallback).Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
+
+        string[] stores = List("--store", "hybridkv,concurrentdictionary");
+        foreach (string store in stores.Where(store => !KnownStores.Contains(store)))
+        {
+            throw new ArgumentException($"--store '{store}' is not one of {string.Join(", ", KnownStores)}.", nameof(args));
+        }
+
+        string profile = Text("--profile") ?? "small";
+        long keys = profile switch
+        {
+            "small" => SmallKeys,
+            "medium" => MediumKeys,
+            _ => throw new ArgumentException($"--profile '{profile}' must be small or medium.", nameof(args)),
+        };
+        keys = Number("--keys", Text("--keys"), keys, 1, 1L << 34);
+
+        string[] distributions = List("--dist", "uniform,zipf");
+        foreach (string distribution in distributions.Where(d => d is not ("uniform" or "zipf")))
+        {
+            throw new ArgumentException($"--dist '{distribution}' must be uniform or zipf.", nameof(args));
+        }
+
+        YcsbMix[] mixes = [.. List("--mix", "50:50:0:0,100:0:0:0,0:0:100:0,0:100:0:0").Select(YcsbMix.Parse)];
+        int[] valueBytes = [.. List("--value-bytes", "8").Select(v => (int)Number("--value-bytes", v, 8, 8, 100))];
+        foreach (int size in valueBytes.Where(size => size is not (8 or 100)))
+        {
+            throw new ArgumentException($"--value-bytes {size} must be 8 or 100.", nameof(args));
+        }
+
+        int[] threads = [.. List("--threads", "1,2").Select(t => (int)Number("--threads", t, 1, 1, 64))];
+        string mode = Text("--checkpoint-mode") ?? "foldover";
+        CheckpointMode checkpointMode = mode switch
+        {
+            "foldover" => CheckpointMode.FoldOver,
+            "snapshot" => CheckpointMode.Snapshot,
+            _ => throw new ArgumentException($"--checkpoint-mode '{mode}' must be foldover or snapshot.", nameof(args)),
+        };
+        long? indexBuckets = Text("--index-buckets") is { } bucketText
+            ? Number("--index-buckets", bucketText, 0, StoreSettings.MinIndexBuckets, StoreSettings.MaxIndexBuckets)
+            : null;
+        if (indexBuckets is { } buckets && !BitOperations.IsPow2(buckets))
+        {
+            throw new ArgumentException($"--index-buckets {buckets} must be a power of two.", nameof(args));
+        }
+
+        string artifacts = Path.GetFullPath(Path.Combine("BenchmarkDotNet.Artifacts", "ycsb"));
+        return new YcsbOptions(
+            stores,
+            keys,
+            distributions,
+            mixes,
+            valueBytes,
+            threads,
+            (int)Number("--seconds", Text("--seconds"), 10, 1, 3600),
+            Text("--memory-mb") is { } memory ? Number("--memory-mb", memory, 0, 1, 1 << 20) : null,
+            Text("--checkpoint-every") is { } every ? (int)Number("--checkpoint-every", every, 0, 1, 3600) : null,
+            checkpointMode,
+            (int)Number("--iterations", Text("--iterations"), 3, 1, 100),
+            indexBuckets,
+            Path.GetFullPath(Text("--dir") ?? Path.Combine(artifacts, "data")),
+            Path.GetFullPath(Text("--out") ?? artifacts));
+    }
+
+    private static long Number(string name, string? text, long fallback, long min, long max)
+    {
+        if (text is null)
+        {
+            return fallback;
+        }
+
+        if (!long.TryParse(text, NumberStyles.AllowThousands, CultureInfo.InvariantCulture, out long value) ||
+            value < min || value > max)
+        {
+            throw new ArgumentException($"{name} '{text}' must be a whole number from {min} to {max}.", nameof(name));
+        }
+
+        return value;
+    }
+}

@@ -1,0 +1,64 @@
+using System.Globalization;
+using System.Text;
+using System.Text.Json;
+
+namespace HybridKV.Benchmarks.Ycsb;
+
+/// <summary>
+/// Writes the run's results: a readable table (median and spread, ratio to ConcurrentDictionary and to the memory
+/// probe), a CSV and a JSON file, and one RESULT line per store and workload, last.
+/// </summary>
+public static class YcsbReport
+{
+    private static readonly JsonSerializerOptions Json = new() { WriteIndented = true };
+
+    public static void Write(YcsbOptions options, IReadOnlyList<YcsbResult> results, IReadOnlyList<ProbeResult> probes)
+    {
+        Console.WriteLine();
+        Console.WriteLine("| store | workload | threads | M ops/s (median) | min–max | vs concurrentdictionary | of independent loads | of dependent loads |");
+        Console.WriteLine("|---|---|---:|---:|---:|---:|---:|---:|");
+        foreach (YcsbResult result in results)
+        {
+            YcsbResult? peer = results.FirstOrDefault(r => r.Store == "concurrentdictionary" && Same(r, result));
+            ProbeResult? probe = probes.FirstOrDefault(p => p.Distribution == result.Distribution &&
+                p.ValueBytes == result.ValueBytes && p.Threads == result.Threads);
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"| {result.Store} | {result.Workload} | {result.Threads} | {result.Median / 1e6:F2} | " +
+                $"{result.Min / 1e6:F2}–{result.Max / 1e6:F2} | {Ratio(result.Median, peer?.Median)} | " +
+                $"{Ratio(result.Median, probe?.IndependentLoadsPerSecond)} | {Ratio(result.Median, probe?.DependentLoadsPerSecond)} |"));
+        }
+
+        Directory.CreateDirectory(options.OutputDirectory);
+        string stem = Path.Combine(options.OutputDirectory,
+            "ycsb-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
+        File.WriteAllText(stem + ".csv", Csv(results));
+        File.WriteAllText(stem + ".json", JsonSerializer.Serialize(new { options, results, probes }, Json));
+        Console.WriteLine();
+        Console.WriteLine($"results: {stem}.csv, {stem}.json");
+        foreach (YcsbResult result in results)
+        {
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"RESULT store={result.Store} workload={result.Workload} threads={result.Threads} ops_per_sec={result.Median:F0}"));
+        }
+    }
+
+    private static bool Same(YcsbResult first, YcsbResult second) =>
+        first.Workload == second.Workload && first.Threads == second.Threads;
+
+    private static string Ratio(double value, double? peer) =>
+        peer is > 0 ? (value / peer.Value).ToString("F2", CultureInfo.InvariantCulture) : "–";
+
+    private static string Csv(IReadOnlyList<YcsbResult> results)
+    {
+        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,iterations_ops_per_sec\n");
+        foreach (YcsbResult r in results)
+        {
+            csv.Append(CultureInfo.InvariantCulture,
+                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},")
+                .AppendJoin(' ', r.OpsPerSecond.Select(v => v.ToString("F0", CultureInfo.InvariantCulture)))
+                .Append('\n');
+        }
+
+        return csv.ToString();
+    }
+}

@@ -1,0 +1,35 @@
+namespace HybridKV.Benchmarks.Ycsb;
+
+/// <summary>One store on one workload: every iteration's throughput and the per-second series of each.</summary>
+public sealed record YcsbResult(
+    string Store,
+    string Mix,
+    string Distribution,
+    int ValueBytes,
+    int Threads,
+    long Keys,
+    IReadOnlyList<double> OpsPerSecond,
+    IReadOnlyList<IReadOnlyList<double>> IntervalOpsPerSecond,
+    double LoadSeconds)
+{
+    /// <summary>The workload as RESULT lines name it: mix/distribution/value bytes.</summary>
+    public string Workload => $"{Mix}/{Distribution}/{ValueBytes}";
+
+    public double Median
+    {
+        get
+        {
+            double[] sorted = [.. OpsPerSecond.Order()];
+            int middle = sorted.Length / 2;
+            return sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+        }
+    }
+
+    public double Min => OpsPerSecond.Min();
+
+    public double Max => OpsPerSecond.Max();
+}
+
+/// <summary>The memory system's limit for one working set and thread count: random 8-byte loads per second.</summary>
+public sealed record ProbeResult(string Distribution, int ValueBytes, int Threads, long ArrayBytes, double IndependentLoadsPerSecond,
+    double DependentLoadsPerSecond);

@@ -1,0 +1,232 @@
+using System.Diagnostics;
+using System.Globalization;
+
+namespace HybridKV.Benchmarks.Ycsb;
+
+/// <summary>
+/// The YCSB harness (FASTER §7, CPR §7): preload N keys, then T threads each run their pre-generated stream of
+/// transactions for S seconds, K times; the stores run one after another on the same streams in this process,
+/// beside a probe of what the memory system allows. Threads complete pending operations every
+/// <see cref="Batch"/> operations, as the papers' benchmark does.
+/// </summary>
+public static class YcsbRunner
+{
+    public const int Batch = 256;
+
+    private const int WarmupSeconds = 2;
+
+    private static readonly TimeSpan ProbeDuration = TimeSpan.FromSeconds(2);
+
+    /// <summary>Stores named on the command line that cannot run here, with the reason.</summary>
+    public static readonly IReadOnlyDictionary<string, string> Unavailable = new Dictionary<string, string>
+    {
+        ["faster"] = "Microsoft.FASTER.Core does not restore from this machine's package feed: every version needs " +
+            "System.Interactive.Async >= 6.0.1 and the feed has 4.0.0 (docs/performance.md)",
+        ["rocksdb"] = "no RocksDB binding for .NET (RocksDbSharp, RocksDB, RocksDbNative) is on this machine's " +
+            "package feed (docs/performance.md)",
+    };
+
+    public static int Run(string[] args)
+    {
+        if (args.Contains("--help"))
+        {
+            Console.WriteLine(YcsbOptions.Usage);
+            return 0;
+        }
+
+        YcsbOptions options;
+        try
+        {
+            options = YcsbOptions.Parse(args);
+        }
+        catch (ArgumentException error)
+        {
+            Console.Error.WriteLine(error.Message);
+            Console.Error.WriteLine(YcsbOptions.Usage);
+            return 2;
+        }
+
+        Console.WriteLine($"YCSB: keys={options.Keys:N0} index-buckets={options.EffectiveIndexBuckets:N0} " +
+            $"seconds={options.Seconds} iterations={options.Iterations} memory-mb={options.MemoryMb?.ToString(CultureInfo.InvariantCulture) ?? "all"} " +
+            $"checkpoint-every={options.CheckpointEverySeconds?.ToString(CultureInfo.InvariantCulture) ?? "none"} " +
+            $"({options.CheckpointMode}) cores={Environment.ProcessorCount}");
+        foreach (string store in options.Stores.Where(Unavailable.ContainsKey))
+        {
+            Console.WriteLine($"SKIP store={store}: {Unavailable[store]}");
+        }
+
+        var results = new List<YcsbResult>();
+        var probes = new List<ProbeResult>();
+        int maxThreads = options.Threads.Max();
+        foreach (string distribution in options.Distributions)
+        {
+            foreach (YcsbMix mix in options.Mixes)
+            {
+                Console.WriteLine($"generating {maxThreads} stream(s) of {YcsbStreams.Length:N0} operations: {mix} {distribution}");
+                YcsbStreams[] streams = YcsbStreams.PerThread(distribution, options.Keys, mix, maxThreads);
+                foreach (int valueBytes in options.ValueBytes)
+                {
+                    foreach (int threads in options.Threads)
+                    {
+                        if (!probes.Any(p => p.Distribution == distribution && p.ValueBytes == valueBytes && p.Threads == threads))
+                        {
+                            probes.Add(Probe(options, distribution, valueBytes, threads, streams));
+                        }
+
+                        foreach (string store in options.Stores.Where(s => !Unavailable.ContainsKey(s)))
+                        {
+                            results.Add(RunStore(options, store, mix, distribution, valueBytes, threads, streams));
+                        }
+                    }
+                }
+            }
+        }
+
+        YcsbReport.Write(options, results, probes);
+        return 0;
+    }
+
+    private static ProbeResult Probe(YcsbOptions options, string distribution, int valueBytes, int threads,
+        YcsbStreams[] streams)
+    {
+        long bytes = HybridKvYcsbStore.WorkingSetBytes(options.Keys, valueBytes, options.EffectiveIndexBuckets);
+        using var probe = new MemoryProbe(bytes);
+        (double independent, double dependent) = probe.Measure(threads, ProbeDuration, streams);
+        Console.WriteLine($"probe {distribution}/{valueBytes} threads={threads}: {probe.Bytes / (1 << 20):N0} MiB array, " +
+            $"{independent / 1e6:F1} M independent loads/s, {dependent / 1e6:F1} M dependent loads/s");
+        return new ProbeResult(distribution, valueBytes, threads, probe.Bytes, independent, dependent);
+    }
+
+    private static YcsbResult RunStore(YcsbOptions options, string storeName, YcsbMix mix, string distribution,
+        int valueBytes, int threads, YcsbStreams[] streams)
+    {
+        var storeOptions = new YcsbStoreOptions(options.Keys, valueBytes, options.EffectiveIndexBuckets,
+            options.MemoryMb, Path.Combine(options.Directory, storeName),
+            options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode);
+        string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}";
+        Console.WriteLine($"{label}: loading {options.Keys:N0} keys");
+        using IYcsbStore store = storeName == "hybridkv"
+            ? HybridKvYcsbStore.Create(storeOptions)
+            : ConcurrentDictionaryYcsbStore.Create(storeOptions);
+
+        var load = Stopwatch.StartNew();
+        long lastReport = 0;
+        store.Load(options.Keys, threads, loaded =>
+        {
+            long second = (long)load.Elapsed.TotalSeconds;
+            if (second > Interlocked.Exchange(ref lastReport, second) || loaded == options.Keys)
+            {
+                Console.WriteLine($"  loaded {loaded:N0} of {options.Keys:N0} keys, {load.Elapsed.TotalSeconds:F1} s");
+            }
+        });
+        double loadSeconds = load.Elapsed.TotalSeconds;
+
+        IYcsbWorker[] workers = [.. Enumerable.Range(0, threads).Select(_ => store.CreateWorker())];
+        var throughput = new List<double>();
+        var intervals = new List<IReadOnlyList<double>>();
+        try
+        {
+            // Not recorded: lets the JIT reach its optimised code and the caches fill before the first iteration.
+            Measure(workers, streams, WarmupSeconds, $"  {label} warm-up");
+            for (int iteration = 1; iteration <= options.Iterations; iteration++)
+            {
+                (double opsPerSecond, IReadOnlyList<double> series) = Measure(workers, streams, options.Seconds,
+                    $"  {label} iteration {iteration}");
+                throughput.Add(opsPerSecond);
+                intervals.Add(series);
+                Console.WriteLine($"  {label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s");
+            }
+        }
+        finally
+        {
+            foreach (IYcsbWorker worker in workers)
+            {
+                worker.Dispose();
+            }
+        }
+
+        return new YcsbResult(storeName, mix.ToString(), distribution, valueBytes, threads, options.Keys, throughput,
+            intervals, loadSeconds);
+    }
+
+    /// <summary>Runs every worker on its own thread for <paramref name="seconds"/>; ops/s overall and per second.</summary>
+    private static (double OpsPerSecond, IReadOnlyList<double> Series) Measure(
+        IYcsbWorker[] workers, YcsbStreams[] streams, int seconds, string label)
+    {
+        const int Stride = 16; // one cache line per thread's counter
+        long[] done = new long[workers.Length * Stride];
+        int stop = 0;
+        using var started = new CountdownEvent(workers.Length);
+        var threads = workers.Select((worker, t) => new Thread(() =>
+        {
+            YcsbStreams stream = streams[t];
+            int position = Random.Shared.Next(YcsbStreams.Length / Batch) * Batch;
+            long operations = 0;
+            long checksum = 0;
+            started.Signal();
+            while (Volatile.Read(ref stop) == 0)
+            {
+                checksum += worker.Run(stream, position, Batch);
+                worker.Complete(wait: false);
+                position = (position + Batch) & (YcsbStreams.Length - 1);
+                operations += Batch;
+                Volatile.Write(ref done[t * Stride], operations);
+            }
+
+            worker.Complete(wait: true);
+            GC.KeepAlive(checksum);
+        }) { IsBackground = true, Name = $"ycsb-{t}" }).ToArray();
+
+        foreach (Thread thread in threads)
+        {
+            thread.Start();
+        }
+
+        started.Wait();
+        var clock = Stopwatch.StartNew();
+        var series = new List<double>();
+        long previous = 0;
+        double previousTime = 0;
+        for (int second = 1; second <= seconds; second++)
+        {
+            SleepUntil(clock, second);
+            long total = Sum(done, Stride);
+            double now = clock.Elapsed.TotalSeconds;
+            series.Add((total - previous) / (now - previousTime));
+            Console.WriteLine($"{label}: {now:F1} s, {total / 1e6:F1} M ops done, {series[^1] / 1e6:F2} M ops/s");
+            previous = total;
+            previousTime = now;
+        }
+
+        long finalTotal = Sum(done, Stride);
+        double elapsed = clock.Elapsed.TotalSeconds;
+        Volatile.Write(ref stop, 1);
+        foreach (Thread thread in threads)
+        {
+            thread.Join();
+        }
+
+        return (finalTotal / elapsed, series);
+    }
+
+    // The sampler's own pace, not synchronisation: workers run freely and are only read.
+    private static void SleepUntil(Stopwatch clock, int second)
+    {
+        TimeSpan remaining = TimeSpan.FromSeconds(second) - clock.Elapsed;
+        if (remaining > TimeSpan.Zero)
+        {
+            Thread.Sleep(remaining);
+        }
+    }
+
+    private static long Sum(long[] done, int stride)
+    {
+        long total = 0;
+        for (int i = 0; i < done.Length; i += stride)
+        {
+            total += Volatile.Read(ref done[i]);
+        }
+
+        return total;
+    }
+}
