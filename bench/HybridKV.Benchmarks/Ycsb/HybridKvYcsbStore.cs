@@ -1,19 +1,21 @@
 using System.Numerics;
 using HybridKV.Benchmarks.LargerThanMemory;
+using CountStore;
 using HybridKV.Devices;
 using HybridKV.Sessions;
 
 namespace HybridKV.Benchmarks.Ycsb;
 
 /// <summary>
-/// HybridKV through the generated callbacks of <see cref="YcsbLongs"/> or <see cref="YcsbValue100s"/>. All in memory
+/// HybridKV through generated callbacks: the CountStore sample's <see cref="Counts"/> for 8-byte values (atomic add in
+/// place, volatile reads and writes), <see cref="YcsbValue100s"/> for 100-byte values. All in memory
 /// unless a memory budget is given (then the log spills to a file device); with a checkpoint interval, periodic CPR
 /// checkpoints run on a file device beside the log.
 /// </summary>
 public static class HybridKvYcsbStore
 {
     public static IYcsbStore Create(YcsbStoreOptions options) => options.ValueBytes == 8
-        ? new Store<long, YcsbLongs.Functions, LongValues>(options)
+        ? new Store<long, Counts.Functions, LongValues>(options)
         : new Store<Value100, YcsbValue100s.Functions, Value100s>(options);
 
     /// <summary>Bytes per record: header, key, value rounded up to 8.</summary>

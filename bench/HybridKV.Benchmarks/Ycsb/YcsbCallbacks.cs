@@ -3,25 +3,6 @@ using HybridKV.Benchmarks.LargerThanMemory;
 namespace HybridKV.Benchmarks.Ycsb;
 
 /// <summary>
-/// The YCSB store of 8-byte values, generated: reads return the value, RMW adds the input in place with an atomic
-/// add (other threads update the same hot keys under zipf), upserts overwrite.
-/// </summary>
-[GeneratedStore(Key = typeof(long), Value = typeof(long))]
-public static partial class YcsbLongs
-{
-    private static void ConcurrentReader(in long key, in long input, in long value, ref long output) =>
-        output = Volatile.Read(in value);
-
-    private static void ConcurrentWriter(in long key, in long source, ref long destination) =>
-        Volatile.Write(ref destination, source);
-
-    private static void InPlaceUpdater(in long key, in long input, ref long value) => Interlocked.Add(ref value, input);
-
-    private static void CopyUpdater(in long key, in long input, in long oldValue, ref long newValue) =>
-        newValue = oldValue + input;
-}
-
-/// <summary>
 /// The YCSB store of 100-byte values, generated: reads return the counter in the first 8 bytes, RMW adds to it.
 /// A concurrent upsert copies 100 bytes without a lock (readers may see a torn value, as in FASTER's benchmark).
 /// </summary>

@@ -11,10 +11,6 @@ namespace HybridKV.Generator.Emitting;
 /// </summary>
 internal static class FunctionsEmitter
 {
-    private const string Inline =
-        "[global::System.Runtime.CompilerServices.MethodImpl(" +
-        "global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]";
-
     public static void Emit(SourceWriter writer, StoreModel model)
     {
         writer.Line("/// <summary>")
@@ -33,7 +29,7 @@ internal static class FunctionsEmitter
 
             first = false;
             string signature = $"public {callback.ReturnKeyword} {callback.Name}({Parameters(callback, model)})";
-            writer.Line("/// <inheritdoc/>").Line(Inline);
+            writer.Line("/// <inheritdoc/>").Line(SourceWriter.AggressiveInlining);
             string[] statements = Body(callback, model);
             if (statements.Length == 1)
             {

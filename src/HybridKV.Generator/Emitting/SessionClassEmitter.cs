@@ -8,10 +8,6 @@ namespace HybridKV.Generator.Emitting;
 /// </summary>
 internal static class SessionClassEmitter
 {
-    private const string Inline =
-        "[global::System.Runtime.CompilerServices.MethodImpl(" +
-        "global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]";
-
     public static void Emit(SourceWriter writer, StoreModel model)
     {
         const string Status = "global::HybridKV.Status";
@@ -106,7 +102,7 @@ internal static class SessionClassEmitter
     private static void Forward(SourceWriter writer, string summary, string signature, string call)
     {
         writer.Line($"/// <summary>{summary}</summary>")
-            .Line(Inline)
+            .Line(SourceWriter.AggressiveInlining)
             .Line($"public {signature} => {call};")
             .Line();
     }

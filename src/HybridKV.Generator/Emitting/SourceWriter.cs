@@ -5,6 +5,11 @@ namespace HybridKV.Generator.Emitting;
 /// <summary>Writes C# source line by line with four-space indentation.</summary>
 internal sealed class SourceWriter
 {
+    /// <summary>The attribute every forwarding method carries, so that the JIT sees through it.</summary>
+    public const string AggressiveInlining =
+        "[global::System.Runtime.CompilerServices.MethodImpl(" +
+        "global::System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]";
+
     private readonly StringBuilder _text = new();
     private int _depth;
 

@@ -1,7 +1,7 @@
 using System.Reflection;
-using System.Runtime.CompilerServices;
 using HybridKV.Generator;
 using HybridKV.Generator.Model;
+using HybridKV.Tests.Support;
 using Microsoft.CodeAnalysis;
 using Microsoft.CodeAnalysis.CSharp;
 
@@ -161,8 +161,8 @@ public sealed class GeneratorPipelineTests
             CSharpSyntaxTree.ParseText(source, GeneratorHarness.ParseOptions, path: old.FilePath));
     }
 
-    private static string BaselineDirectory([CallerFilePath] string thisFile = "") =>
-        Path.Combine(Path.GetDirectoryName(thisFile)!, "Baselines");
+    private static string BaselineDirectory() =>
+        Path.Combine(RepositoryPaths.Root, "test", "HybridKV.Tests", "Generator", "Baselines");
 
     private static void AssertPlain(Type type, HashSet<Type> seen)
     {

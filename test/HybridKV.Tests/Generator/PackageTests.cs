@@ -45,7 +45,7 @@ public sealed class PackageTests
     /// <summary>The files packing needs, without build output, so the test never writes into the repository.</summary>
     private static string CopySources(string destination)
     {
-        string root = RepositoryRoot();
+        string root = RepositoryPaths.Root;
         foreach (string file in new[] { "Directory.Build.props", "Directory.Packages.props", "nuget.config", "global.json" })
         {
             if (File.Exists(Path.Combine(root, file)))
@@ -78,19 +78,6 @@ public sealed class PackageTests
                 CopyTree(directory, Path.Combine(destination, name));
             }
         }
-    }
-
-    private static string RepositoryRoot()
-    {
-        for (var directory = new DirectoryInfo(AppContext.BaseDirectory); directory is not null; directory = directory.Parent)
-        {
-            if (File.Exists(Path.Combine(directory.FullName, "Store.sln")))
-            {
-                return directory.FullName;
-            }
-        }
-
-        throw new InvalidOperationException($"No Store.sln above {AppContext.BaseDirectory}.");
     }
 
     private static void WriteConsumer(string directory, string feed, string packages)
