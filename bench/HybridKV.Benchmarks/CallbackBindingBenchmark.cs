@@ -11,8 +11,8 @@ namespace HybridKV.Benchmarks;
 /// The same engine, workload and callback bodies bound three ways: the store generated from the CountStore sample's
 /// <see cref="Counts"/> class (through its generated session), the hand-written struct (the baseline of each
 /// category), and a struct that reaches the callbacks through an interface. One session, uniformly random keys,
-/// <see cref="Batch"/> operations per invocation; 4K keys (the working set stays in cache, so the cost of a call shows)
-/// and 1M keys (each operation waits for memory, which hides it). Two jobs: the runtime's defaults, and dynamic PGO
+/// <see cref="Batch"/> operations per invocation, 4K keys: the working set stays in cache, so the cost of a call shows
+/// (with 1M keys each operation waits for memory, which hides it; docs/performance.md has such a run). Two jobs: the runtime's defaults, and dynamic PGO
 /// switched off, which shows what the interface calls cost when the JIT cannot devirtualize them behind a type guard.
 /// </summary>
 [MemoryDiagnoser]

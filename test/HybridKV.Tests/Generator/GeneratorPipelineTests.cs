@@ -80,11 +80,11 @@ public sealed class GeneratorPipelineTests
     [Fact]
     public void Two_parses_of_the_same_class_in_different_compilations_give_equal_models()
     {
-        object First() => GeneratorHarness.Run(StoreSource).Result.TrackedSteps[StoreGenerator.Steps.Parse]
+        object ParseOnce() => GeneratorHarness.Run(StoreSource).Result.TrackedSteps[StoreGenerator.Steps.Parse]
             .Single().Outputs.Single().Value;
 
-        object first = First();
-        object second = First();
+        object first = ParseOnce();
+        object second = ParseOnce();
         Assert.NotSame(first, second);
         Assert.Equal(first, second);
         Assert.Equal(first.GetHashCode(), second.GetHashCode());
