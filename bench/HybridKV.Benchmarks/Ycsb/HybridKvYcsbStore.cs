@@ -99,6 +99,8 @@ public static class HybridKvYcsbStore
                 long[] keys = streams.Keys;
                 YcsbOperation[] operations = streams.Operations;
                 long checksum = 0;
+                // One epoch protection per batch, as the papers' benchmarks hold it across operations.
+                using ProtectedScope scope = session.BeginProtectedScope();
                 for (int i = start; i < start + count; i++)
                 {
                     long key = keys[i];

@@ -45,6 +45,9 @@ internal static class SessionClassEmitter
             .Line("/// <summary>The number of operations that returned Pending and have not completed.</summary>")
             .Line("public int PendingCount => _session.PendingCount;")
             .Line()
+            .Line("/// <summary>Whether a protected scope of this session is open.</summary>")
+            .Line("public bool InProtectedScope => _session.InProtectedScope;")
+            .Line()
             .Line("/// <summary>The newest durable commit point of this session.</summary>")
             .Line($"public {CommitPoint} DurableCommitPoint => _session.DurableCommitPoint;")
             .Line()
@@ -73,6 +76,10 @@ internal static class SessionClassEmitter
             $"{Status} Delete(in {key} key, {context} context)", "_session.Delete(in key, context)");
         Forward(writer, "Continues pending operations; with <paramref name=\"wait\"/>, until none is left.",
             "bool CompletePending(bool wait = false)", "_session.CompletePending(wait)");
+        Forward(writer, "Holds epoch protection across the operations that follow, refreshing it every " +
+            "<paramref name=\"refreshInterval\"/> operations, until the scope is disposed.",
+            "global::HybridKV.Sessions.ProtectedScope BeginProtectedScope(int refreshInterval = 256)",
+            "_session.BeginProtectedScope(refreshInterval)");
         Forward(writer, "Reads a key, awaiting the device if the record is not in memory.",
             $"{Tasks}.ValueTask<global::HybridKV.ReadResult<{output}>> ReadAsync({key} key, {input} input = default!, " +
             $"{context} context = default!, {Token} cancellationToken = default)",

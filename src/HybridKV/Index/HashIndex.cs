@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Numerics;
 using System.Runtime.CompilerServices;
 using System.Runtime.InteropServices;
+using HybridKV.Utilities;
 
 namespace HybridKV.Index;
 
@@ -27,8 +28,7 @@ internal sealed unsafe partial class HashIndex : IDisposable
         BucketCount = bucketCount;
         _mask = bucketCount - 1;
         nuint bytes = (nuint)bucketCount * HashBucket.Bytes;
-        _buckets = (HashBucket*)NativeMemory.AlignedAlloc(bytes, HashBucket.Bytes);
-        NativeMemory.Clear(_buckets, bytes);
+        _buckets = (HashBucket*)LargeMemory.AllocateZeroed(bytes, HashBucket.Bytes);
     }
 
     /// <summary>The number of primary buckets (2^k).</summary>
@@ -136,7 +136,7 @@ internal sealed unsafe partial class HashIndex : IDisposable
         }
 
         _disposed = true;
-        NativeMemory.AlignedFree(_buckets);
+        LargeMemory.Free(_buckets);
         _overflow.Dispose();
     }
 }

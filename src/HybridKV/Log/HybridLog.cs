@@ -208,7 +208,7 @@ internal sealed unsafe partial class HybridLog : IDisposable
         {
             if (_frames[i] != 0)
             {
-                NativeMemory.AlignedFree((void*)_frames[i]);
+                LargeMemory.Free((void*)_frames[i]);
                 _frames[i] = 0;
                 _frameMemory[i] = null;
             }
@@ -223,8 +223,7 @@ internal sealed unsafe partial class HybridLog : IDisposable
         long index = page & _frameMask;
         if (_frames[index] == 0)
         {
-            void* memory = NativeMemory.AlignedAlloc((nuint)_pageSize, FrameAlignment);
-            NativeMemory.Clear(memory, (nuint)_pageSize);
+            void* memory = LargeMemory.AllocateZeroed((nuint)_pageSize, FrameAlignment);
             _frameMemory[index] = new FrameMemory((byte*)memory, _pageSize);
             Volatile.Write(ref _frames[index], (nint)memory);
         }

@@ -16,42 +16,37 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.NotFound;
         }
 
-        LogView view = Log.GetView();
-        long address = TraceBackForKey(in key, slot.Address, view.HeadAddress);
-        switch (view.Classify(address))
+        // A read needs only two of the offsets: the head (in memory or not) and the safe read-only offset (whether
+        // another thread may still change the value in place). Both only grow, so reading the second later is safe.
+        long head = Log.HeadAddress;
+        long address = TraceBackForKey(in key, slot.Address, head);
+        if (address < head)
         {
-            case LogRegion.Mutable:
-            case LogRegion.Fuzzy:
+            if (address < Log.BeginAddress)
             {
-                // Another thread may be updating this value in place.
-                LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-                if (record.Header.Tombstone)
-                {
-                    return OperationStatus.NotFound;
-                }
-
-                _functions.ConcurrentReader(in key, in input, in record.Value, ref output);
-                return OperationStatus.Success;
-            }
-
-            case LogRegion.SafeReadOnly:
-            {
-                LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-                if (record.Header.Tombstone)
-                {
-                    return OperationStatus.NotFound;
-                }
-
-                _functions.SingleReader(in key, in input, in record.Value, ref output);
-                return OperationStatus.Success;
-            }
-
-            case LogRegion.OnStorage:
-                storageRead = new StorageRead(address, slot.Address);
-                return OperationStatus.RecordOnStorage;
-
-            default:
                 return OperationStatus.NotFound;
+            }
+
+            storageRead = new StorageRead(address, slot.Address);
+            return OperationStatus.RecordOnStorage;
         }
+
+        LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
+        if (record.Header.Tombstone)
+        {
+            return OperationStatus.NotFound;
+        }
+
+        if (address >= Log.SafeReadOnlyAddress)
+        {
+            // Mutable or fuzzy: another thread may be updating this value in place.
+            _functions.ConcurrentReader(in key, in input, in record.Value, ref output);
+        }
+        else
+        {
+            _functions.SingleReader(in key, in input, in record.Value, ref output);
+        }
+
+        return OperationStatus.Success;
     }
 }

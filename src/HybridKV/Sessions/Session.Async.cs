@@ -15,6 +15,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public async ValueTask<ReadResult<TOutput>> ReadAsync(
         TKey key, TInput input = default!, TContext context = default!, CancellationToken cancellationToken = default)
     {
+        ThrowIfInProtectedScope();
         TOutput output = default!;
         OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: true, TakeSerialNo(),
             out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
@@ -31,6 +32,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <returns><see cref="Status.Ok"/>.</returns>
     public async ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default)
     {
+        ThrowIfInProtectedScope();
         TakeSerialNo();
         OperationStatus status = TryUpsertOnce(in key, in value);
         while (status == OperationStatus.RetryLater)
@@ -52,6 +54,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public async ValueTask<Status> RMWAsync(
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default)
     {
+        ThrowIfInProtectedScope();
         long serialNo = TakeSerialNo();
         OperationStatus status = TryRMWOnce(in key, in input, context, awaited: true, serialNo,
                 out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
@@ -76,6 +79,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public async ValueTask<Status> DeleteAsync(
         TKey key, TContext context = default!, CancellationToken cancellationToken = default)
     {
+        ThrowIfInProtectedScope();
         long serialNo = TakeSerialNo();
         OperationStatus status = TryDeleteOnce(in key, context, awaited: true, serialNo,
                 out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
@@ -97,6 +101,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Completes every pending operation of this session, awaiting the device instead of blocking.</summary>
     public async Task CompletePendingAsync(CancellationToken cancellationToken = default)
     {
+        ThrowIfInProtectedScope();
         ThrowIfDisposed();
         while (true)
         {

@@ -83,8 +83,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// </summary>
     /// <param name="serialNo">A serial number this session has issued, from 1 to <see cref="LastSerialNo"/>.</param>
     /// <param name="cancellationToken">Stops waiting; the checkpoint itself is not affected.</param>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open: the checkpoint could
+    /// not pass this session while it waits.</exception>
     public Task WaitForCommitAsync(long serialNo, CancellationToken cancellationToken = default)
     {
+        ThrowIfInProtectedScope();
         if (serialNo < 1 || serialNo > LastSerialNo)
         {
             throw new ArgumentOutOfRangeException(nameof(serialNo), serialNo,
@@ -149,7 +152,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             status = TryUpsertOnce(in key, in value);
             if (status == OperationStatus.RetryLater)
             {
-                logSpace.Wait(RecheckInterval);
+                WaitUnprotected(logSpace);
             }
         }
 
@@ -176,7 +179,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
             if (status == OperationStatus.RetryLater)
             {
-                logSpace.Wait(RecheckInterval);
+                WaitUnprotected(logSpace);
             }
         }
 
@@ -200,7 +203,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
             if (status == OperationStatus.RetryLater)
             {
-                logSpace.Wait(RecheckInterval);
+                WaitUnprotected(logSpace);
             }
         }
 
@@ -219,6 +222,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         var spinner = new SpinWait();
         while (true)
         {
+            if (_scopeOpen)
+            {
+                // A refresh point of the scope; also what lets a fuzzy-region operation's region become safe.
+                RefreshScope();
+            }
+
             Task readDone = _readDone.NextSignal;
             Task logSpace = _engine.Log.SpaceSignal;
             bool progressed = ContinuePendingOnce(out bool waitingForSpace);
@@ -240,11 +249,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             // Unprotected here, so that the epoch (and with it the safe read-only offset and the head) moves on.
             if (waitingForSpace)
             {
-                logSpace.Wait(RecheckInterval);
+                WaitUnprotected(logSpace);
             }
             else if (_ready.Count == 0)
             {
-                readDone.Wait(RecheckInterval);
+                WaitUnprotected(readDone);
             }
             else
             {
@@ -352,6 +361,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             return;
         }
 
+        if (_scopeOpen)
+        {
+            _scopeOpen = false;
+            _epoch.Unprotect(_epochEntry);
+        }
+
         if (!_store.IsDisposed)
         {
             CompletePending(wait: true);
@@ -360,22 +375,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         _epoch.ReleaseEntry(_epochEntry);
         _epochEntry = -1;
         _store.OnSessionDisposed(_cpr);
-    }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void Enter()
-    {
-        ThrowIfDisposed();
-        _epoch.Protect(_epochEntry);
-        // Checked after protecting: the store waits for protected sessions before freeing memory, so a store that
-        // is not disposed now stays usable until Exit.
-        if (_store.IsDisposed)
-        {
-            _epoch.Unprotect(_epochEntry);
-            ThrowHelper.ThrowObjectDisposed(_store.GetType().Name);
-        }
-
-        RefreshView();
     }
 
     /// <summary>
@@ -388,6 +387,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private void RefreshView()
     {
         SystemState state = _engine.State;
+        if (state.Word != _view.State.Word || _cpr.Version != _view.Version)
+        {
+            TakeNewView(state);
+        }
+    }
+
+    private void TakeNewView(SystemState state)
+    {
         if (state.SessionVersion != _cpr.Version)
         {
             // The state machine moved to IN-PROGRESS: this is the session's CPR point (CPR §6.2.2). With strict CPR
@@ -397,9 +404,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         _view = new SessionView(_epochEntry, _cpr.Version, state, _strictCpr);
     }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void Exit() => _epoch.Unprotect(_epochEntry);
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void ThrowIfDisposed()

@@ -1,6 +1,7 @@
 using FsCheck;
 using FsCheck.Fluent;
 using HybridKV.Epochs;
+using HybridKV.Sessions;
 using HybridKV.Tests.Support;
 
 namespace HybridKV.Tests.Operations;
@@ -8,7 +9,8 @@ namespace HybridKV.Tests.Operations;
 /// <summary>
 /// Random sequences of Read / Upsert / RMW / Delete against a dictionary model (FsCheck), with steps that move the
 /// read-only offset and that stall a second participant in the middle of an "operation", so that records pass through
-/// every region of the HybridLog: in place, copy to tail, and pending in the fuzzy region.
+/// every region of the HybridLog: in place, copy to tail, and pending in the fuzzy region. Other steps open and close a
+/// protected scope on the session, whose held epoch then holds the fuzzy region back as a stalled participant does.
 /// </summary>
 [Trait("Category", "Operations")]
 public sealed class ModelBasedTests
@@ -53,7 +55,8 @@ public sealed class ModelBasedTests
                 (3, key.Select(k => new Operation(StepKind.Read, k, 0))),
                 (1, key.Select(k => new Operation(StepKind.Delete, k, 0))),
                 (1, Gen.Constant(new Operation(StepKind.ShiftReadOnly, 0, 0))),
-                (1, Gen.Constant(new Operation(StepKind.ToggleStall, 0, 0))));
+                (1, Gen.Constant(new Operation(StepKind.ToggleStall, 0, 0))),
+                (1, Gen.Choose(1, 4).Select(interval => new Operation(StepKind.ToggleScope, 0, interval))));
         }
     }
 
@@ -64,97 +67,130 @@ public sealed class ModelBasedTests
         LightEpoch epoch = store.Engine.Epoch;
         Assert.True(epoch.TryAcquireEntry(out int stallEntry));
         bool stalled = false;
+        ProtectedScope? scope = null;
         var model = new Dictionary<long, long>();
 
-        foreach (Operation step in steps)
+        try
         {
-            switch (step.Kind)
+            foreach (Operation step in steps)
             {
-                case StepKind.Upsert:
-                    Assert.Equal(Status.Ok, session.Upsert(step.Key, step.Value));
-                    model[step.Key] = step.Value;
-                    break;
-
-                case StepKind.RMW:
+                switch (step.Kind)
                 {
-                    bool existed = model.ContainsKey(step.Key);
-                    long tailBefore = store.TailAddress;
-                    var context = new CountContext();
-                    Status status = session.RMW(step.Key, step.Value, context);
-                    if (status == Status.Pending)
+                    case StepKind.Upsert:
+                        Assert.Equal(Status.Ok, session.Upsert(step.Key, step.Value));
+                        model[step.Key] = step.Value;
+                        break;
+
+                    case StepKind.RMW:
                     {
-                        coverage.PendingRmws++;
-                        Assert.True(stalled, "an RMW can only be held up by a participant that has not refreshed");
-                        Assert.False(session.CompletePending(wait: false));
-                        Assert.Equal(0, context.Completions);
-                        epoch.Unprotect(stallEntry);
-                        stalled = false;
-                        Assert.True(session.CompletePending(wait: true));
-                        Assert.Equal(1, context.Completions);
-                        Assert.Equal(Status.Ok, context.LastStatus);
-                    }
-                    else
-                    {
-                        Assert.Equal(Status.Ok, status);
-                        if (existed && store.TailAddress == tailBefore)
+                        bool existed = model.ContainsKey(step.Key);
+                        long tailBefore = store.TailAddress;
+                        var context = new CountContext();
+                        Status status = session.RMW(step.Key, step.Value, context);
+                        if (status == Status.Pending)
                         {
-                            coverage.InPlaceUpdates++;
+                            coverage.PendingRmws++;
+                            Assert.True(stalled || scope is not null,
+                                "an RMW can only be held up by a participant that has not refreshed");
+                            if (stalled && scope is null)
+                            {
+                                // Only the stalled participant holds the region back. (With a scope open, the scope
+                                // may be what held it, and completing refreshes the scope.)
+                                Assert.False(session.CompletePending(wait: false));
+                                Assert.Equal(0, context.Completions);
+                            }
+
+                            if (stalled)
+                            {
+                                epoch.Unprotect(stallEntry);
+                                stalled = false;
+                            }
+
+                            Assert.True(session.CompletePending(wait: true));
+                            Assert.Equal(1, context.Completions);
+                            Assert.Equal(Status.Ok, context.LastStatus);
                         }
-                        else if (existed)
+                        else
                         {
-                            coverage.CopyUpdates++;
+                            Assert.Equal(Status.Ok, status);
+                            if (existed && store.TailAddress == tailBefore)
+                            {
+                                coverage.InPlaceUpdates++;
+                            }
+                            else if (existed)
+                            {
+                                coverage.CopyUpdates++;
+                            }
                         }
+
+                        model[step.Key] = model.GetValueOrDefault(step.Key) + step.Value;
+                        break;
                     }
 
-                    model[step.Key] = model.GetValueOrDefault(step.Key) + step.Value;
-                    break;
+                    case StepKind.Read:
+                    {
+                        long value = session.ReadValue(step.Key, out Status status);
+                        if (model.TryGetValue(step.Key, out long expected))
+                        {
+                            Assert.Equal(Status.Ok, status);
+                            Assert.Equal(expected, value);
+                        }
+                        else
+                        {
+                            Assert.Equal(Status.NotFound, status);
+                        }
+
+                        break;
+                    }
+
+                    case StepKind.Delete:
+                        Assert.Equal(model.Remove(step.Key) ? Status.Ok : Status.NotFound, session.Delete(step.Key));
+                        break;
+
+                    case StepKind.ShiftReadOnly:
+                        store.Engine.Log.ShiftReadOnlyAddress(store.TailAddress, LightEpoch.NoEntry);
+                        break;
+
+                    case StepKind.ToggleStall:
+                        if (stalled)
+                        {
+                            epoch.Unprotect(stallEntry);
+                        }
+                        else
+                        {
+                            epoch.Protect(stallEntry);
+                        }
+
+                        stalled = !stalled;
+                        break;
+
+                    case StepKind.ToggleScope:
+                        if (scope is { } open)
+                        {
+                            open.Dispose();
+                            scope = null;
+                        }
+                        else
+                        {
+                            scope = session.BeginProtectedScope(refreshInterval: (int)step.Value);
+                        }
+
+                        break;
                 }
-
-                case StepKind.Read:
-                {
-                    long value = session.ReadValue(step.Key, out Status status);
-                    if (model.TryGetValue(step.Key, out long expected))
-                    {
-                        Assert.Equal(Status.Ok, status);
-                        Assert.Equal(expected, value);
-                    }
-                    else
-                    {
-                        Assert.Equal(Status.NotFound, status);
-                    }
-
-                    break;
-                }
-
-                case StepKind.Delete:
-                    Assert.Equal(model.Remove(step.Key) ? Status.Ok : Status.NotFound, session.Delete(step.Key));
-                    break;
-
-                case StepKind.ShiftReadOnly:
-                    store.Engine.Log.ShiftReadOnlyAddress(store.TailAddress, LightEpoch.NoEntry);
-                    break;
-
-                case StepKind.ToggleStall:
-                    if (stalled)
-                    {
-                        epoch.Unprotect(stallEntry);
-                    }
-                    else
-                    {
-                        epoch.Protect(stallEntry);
-                    }
-
-                    stalled = !stalled;
-                    break;
             }
         }
-
-        if (stalled)
+        finally
         {
-            epoch.Unprotect(stallEntry);
+            // A failed step must not leave the stalled row protected: disposal would wait for it forever.
+            scope?.Dispose();
+            if (stalled)
+            {
+                epoch.Unprotect(stallEntry);
+            }
+
+            epoch.ReleaseEntry(stallEntry);
         }
 
-        epoch.ReleaseEntry(stallEntry);
         for (long key = 0; key < KeySpace; key++)
         {
             long value = session.ReadValue(key, out Status status);
@@ -176,6 +212,7 @@ public sealed class ModelBasedTests
         Delete,
         ShiftReadOnly,
         ToggleStall,
+        ToggleScope,
     }
 
     public sealed record Operation(StepKind Kind, long Key, long Value)
@@ -184,6 +221,7 @@ public sealed class ModelBasedTests
         {
             StepKind.Upsert or StepKind.RMW => $"{Kind}({Key}, {Value})",
             StepKind.Read or StepKind.Delete => $"{Kind}({Key})",
+            StepKind.ToggleScope => $"{Kind}(refresh every {Value})",
             _ => Kind.ToString(),
         };
     }
