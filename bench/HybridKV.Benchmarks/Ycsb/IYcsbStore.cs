@@ -14,6 +14,9 @@ public interface IYcsbStore : IDisposable
 
     /// <summary>A worker for one thread (a session, for stores that have them).</summary>
     IYcsbWorker CreateWorker();
+
+    /// <summary>Checkpoints committed since the store was created (0 for stores without checkpoints).</summary>
+    long CheckpointsCommitted => 0;
 }
 
 /// <summary>One thread's view of a store.</summary>

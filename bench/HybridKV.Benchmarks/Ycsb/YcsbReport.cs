@@ -6,7 +6,7 @@ namespace HybridKV.Benchmarks.Ycsb;
 
 /// <summary>
 /// Writes the run's results: a readable table (median and spread, ratio to ConcurrentDictionary and to the memory
-/// probe), a CSV and a JSON file, and one RESULT line per store and workload, last.
+/// probe, bytes allocated per operation), a CSV and a JSON file, and one RESULT line per store and workload, last.
 /// </summary>
 public static class YcsbReport
 {
@@ -15,8 +15,8 @@ public static class YcsbReport
     public static void Write(YcsbOptions options, IReadOnlyList<YcsbResult> results, IReadOnlyList<ProbeResult> probes)
     {
         Console.WriteLine();
-        Console.WriteLine("| store | workload | threads | M ops/s (median) | min–max | vs concurrentdictionary | of independent loads | of dependent loads |");
-        Console.WriteLine("|---|---|---:|---:|---:|---:|---:|---:|");
+        Console.WriteLine("| store | workload | threads | M ops/s (median) | min–max | vs concurrentdictionary | of independent loads | of dependent loads | B/op |");
+        Console.WriteLine("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         foreach (YcsbResult result in results)
         {
             YcsbResult? peer = results.FirstOrDefault(r => r.Store == "concurrentdictionary" && Same(r, result));
@@ -25,7 +25,8 @@ public static class YcsbReport
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"| {result.Store} | {result.Workload} | {result.Threads} | {result.Median / 1e6:F2} | " +
                 $"{result.Min / 1e6:F2}–{result.Max / 1e6:F2} | {Ratio(result.Median, peer?.Median)} | " +
-                $"{Ratio(result.Median, probe?.IndependentLoadsPerSecond)} | {Ratio(result.Median, probe?.DependentLoadsPerSecond)} |"));
+                $"{Ratio(result.Median, probe?.IndependentLoadsPerSecond)} | {Ratio(result.Median, probe?.DependentLoadsPerSecond)} | " +
+                $"{result.AllocatedBytesPerOperation:F2} |"));
         }
 
         Directory.CreateDirectory(options.OutputDirectory);
@@ -50,11 +51,11 @@ public static class YcsbReport
 
     private static string Csv(IReadOnlyList<YcsbResult> results)
     {
-        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,iterations_ops_per_sec\n");
+        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,allocated_bytes_per_op,iterations_ops_per_sec\n");
         foreach (YcsbResult r in results)
         {
             csv.Append(CultureInfo.InvariantCulture,
-                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},")
+                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},{r.AllocatedBytesPerOperation:F3},")
                 .AppendJoin(' ', r.OpsPerSecond.Select(v => v.ToString("F0", CultureInfo.InvariantCulture)))
                 .Append('\n');
         }

@@ -1,6 +1,9 @@
 namespace HybridKV.Benchmarks.Ycsb;
 
-/// <summary>One store on one workload: every iteration's throughput and the per-second series of each.</summary>
+/// <summary>
+/// One store on one workload: every iteration's throughput and the per-second series of each, and the bytes the
+/// worker threads allocated per operation over all measured iterations.
+/// </summary>
 public sealed record YcsbResult(
     string Store,
     string Mix,
@@ -10,7 +13,8 @@ public sealed record YcsbResult(
     long Keys,
     IReadOnlyList<double> OpsPerSecond,
     IReadOnlyList<IReadOnlyList<double>> IntervalOpsPerSecond,
-    double LoadSeconds)
+    double LoadSeconds,
+    double AllocatedBytesPerOperation)
 {
     /// <summary>The workload as RESULT lines name it: mix/distribution/value bytes.</summary>
     public string Workload => $"{Mix}/{Distribution}/{ValueBytes}";

@@ -127,14 +127,18 @@ public static class YcsbRunner
         IYcsbWorker[] workers = [.. Enumerable.Range(0, threads).Select(_ => store.CreateWorker())];
         var throughput = new List<double>();
         var intervals = new List<IReadOnlyList<double>>();
+        long totalOperations = 0;
+        long totalAllocated = 0;
         try
         {
             // Not recorded: lets the JIT reach its optimised code and the caches fill before the first iteration.
-            Measure(workers, streams, WarmupSeconds, $"  {label} warm-up");
+            Measure(store, workers, streams, WarmupSeconds, $"  {label} warm-up");
             for (int iteration = 1; iteration <= options.Iterations; iteration++)
             {
-                (double opsPerSecond, IReadOnlyList<double> series) = Measure(workers, streams, options.Seconds,
-                    $"  {label} iteration {iteration}");
+                (double opsPerSecond, IReadOnlyList<double> series, long operations, long allocated) = Measure(
+                    store, workers, streams, options.Seconds, $"  {label} iteration {iteration}");
+                totalOperations += operations;
+                totalAllocated += allocated;
                 throughput.Add(opsPerSecond);
                 intervals.Add(series);
                 Console.WriteLine($"  {label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s");
@@ -149,15 +153,19 @@ public static class YcsbRunner
         }
 
         return new YcsbResult(storeName, mix.ToString(), distribution, valueBytes, threads, options.Keys, throughput,
-            intervals, loadSeconds);
+            intervals, loadSeconds, totalOperations == 0 ? 0 : (double)totalAllocated / totalOperations);
     }
 
-    /// <summary>Runs every worker on its own thread for <paramref name="seconds"/>; ops/s overall and per second.</summary>
-    private static (double OpsPerSecond, IReadOnlyList<double> Series) Measure(
-        IYcsbWorker[] workers, YcsbStreams[] streams, int seconds, string label)
+    /// <summary>
+    /// Runs every worker on its own thread for <paramref name="seconds"/>: ops/s overall and per second, and the
+    /// operations run and bytes the worker threads allocated while running them (not counting the final completion).
+    /// </summary>
+    private static (double OpsPerSecond, IReadOnlyList<double> Series, long Operations, long AllocatedBytes) Measure(
+        IYcsbStore store, IYcsbWorker[] workers, YcsbStreams[] streams, int seconds, string label)
     {
         const int Stride = 16; // one cache line per thread's counter
         long[] done = new long[workers.Length * Stride];
+        long allocated = 0;
         int stop = 0;
         using var started = new CountdownEvent(workers.Length);
         var threads = workers.Select((worker, t) => new Thread(() =>
@@ -167,6 +175,7 @@ public static class YcsbRunner
             long operations = 0;
             long checksum = 0;
             started.Signal();
+            long allocatedBefore = GC.GetAllocatedBytesForCurrentThread();
             while (Volatile.Read(ref stop) == 0)
             {
                 checksum += worker.Run(stream, position, Batch);
@@ -176,6 +185,7 @@ public static class YcsbRunner
                 Volatile.Write(ref done[t * Stride], operations);
             }
 
+            Interlocked.Add(ref allocated, GC.GetAllocatedBytesForCurrentThread() - allocatedBefore);
             worker.Complete(wait: true);
             Interlocked.Add(ref s_checksums, checksum);
         }) { IsBackground = true, Name = $"ycsb-{t}" }).ToArray();
@@ -196,7 +206,9 @@ public static class YcsbRunner
             long total = Sum(done, Stride);
             double now = clock.Elapsed.TotalSeconds;
             series.Add((total - previous) / (now - previousTime));
-            Console.WriteLine($"{label}: {now:F1} s, {total / 1e6:F1} M ops done, {series[^1] / 1e6:F2} M ops/s");
+            long checkpoints = store.CheckpointsCommitted;
+            Console.WriteLine($"{label}: {now:F1} s, {total / 1e6:F1} M ops done, {series[^1] / 1e6:F2} M ops/s" +
+                (checkpoints > 0 ? $", {checkpoints} checkpoints committed" : ""));
             previous = total;
             previousTime = now;
         }
@@ -209,7 +221,7 @@ public static class YcsbRunner
             thread.Join();
         }
 
-        return (finalTotal / elapsed, series);
+        return (finalTotal / elapsed, series, Sum(done, Stride), Interlocked.Read(ref allocated));
     }
 
     // The sampler's own pace, not synchronisation: workers run freely and are only read.

@@ -12,6 +12,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Reads a key, awaiting the device if the record is not in memory.</summary>
     /// <returns>The status (<see cref="Status.Ok"/> or <see cref="Status.NotFound"/>) and the reader's output.</returns>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     public async ValueTask<ReadResult<TOutput>> ReadAsync(
         TKey key, TInput input = default!, TContext context = default!, CancellationToken cancellationToken = default)
     {
@@ -30,6 +31,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
     /// <summary>Inserts or overwrites a value; awaits (rather than blocks) when the log must first make room.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     public async ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default)
     {
         ThrowIfInProtectedScope();
@@ -51,6 +53,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Read-modify-write, awaiting the device or log space as needed.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the current record.</exception>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     public async ValueTask<Status> RMWAsync(
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default)
     {
@@ -76,6 +79,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Deletes a key, awaiting the device or log space as needed.</summary>
     /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if the key did not exist.</returns>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the current record.</exception>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     public async ValueTask<Status> DeleteAsync(
         TKey key, TContext context = default!, CancellationToken cancellationToken = default)
     {
@@ -99,6 +103,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>Completes every pending operation of this session, awaiting the device instead of blocking.</summary>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     public async Task CompletePendingAsync(CancellationToken cancellationToken = default)
     {
         ThrowIfInProtectedScope();

@@ -387,7 +387,10 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private void RefreshView()
     {
         SystemState state = _engine.State;
-        if (state.Word != _view.State.Word || _cpr.Version != _view.Version)
+        // The view stays as it is only while nothing it was built from moved: the global state, the session's version
+        // (the state machine may cross an idle session on its behalf), and no crossing left to retry (strict CPR
+        // holds a session with pending operations back until they finish).
+        if (state.Word != _view.State.Word || _cpr.Version != _view.Version || state.SessionVersion != _view.Version)
         {
             TakeNewView(state);
         }
