@@ -33,7 +33,7 @@ public static class HybridKvYcsbStore
         private readonly HybridKVStore<long, TValue, long, long, Empty, TFunctions> _store;
         private readonly LocalFileDevice? _device;
         private long _checkpointsCommitted;
-        private int _commitWatcherCreated;
+        private bool _watchingCommits; // workers are created on the runner's thread
 
         public Store(YcsbStoreOptions options)
         {
@@ -89,8 +89,9 @@ public static class HybridKvYcsbStore
         public IYcsbWorker CreateWorker()
         {
             Session<long, TValue, long, long, Empty, TFunctions> session = _store.NewSession();
-            if (Interlocked.Exchange(ref _commitWatcherCreated, 1) == 0)
+            if (!_watchingCommits)
             {
+                _watchingCommits = true;
                 // Every checkpoint commits every session: one session's commits count the checkpoints.
                 session.Committed += (_, _) => Interlocked.Increment(ref _checkpointsCommitted);
             }
