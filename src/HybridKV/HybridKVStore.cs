@@ -58,7 +58,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     {
         ArgumentNullException.ThrowIfNull(settings);
         settings.Validate();
-        int recordSize = LogRecord<TKey, TValue>.Size;
+        int recordSize = LogRecord<TKey, TValue>.MinSize;
         if (recordSize > settings.PageSize)
         {
             throw new ArgumentOutOfRangeException(

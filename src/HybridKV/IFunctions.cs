@@ -38,6 +38,30 @@ public interface IFunctions<TKey, TValue, TInput, TOutput, TContext> : IKeyCompa
     /// <summary>Writes the updated copy of a read-only value into a new record, with exclusive access.</summary>
     void CopyUpdater(in TKey key, in TInput input, in TValue oldValue, ref TValue newValue);
 
+    /// <summary>
+    /// For <see cref="VarBytes"/> values: the length of the value <see cref="InitialUpdater"/> will create, so that
+    /// the record can be allocated before it is called. Not called for fixed-size values.
+    /// </summary>
+    /// <exception cref="NotSupportedException">Not implemented: an RMW on a store of <see cref="VarBytes"/> values
+    /// needs it.</exception>
+    int GetInitialValueLength(in TKey key, in TInput input) =>
+        throw new NotSupportedException(
+            $"An RMW on a store of {nameof(VarBytes)} values asks the functions how long the new value is: implement " +
+            $"{nameof(GetInitialValueLength)} and {nameof(GetUpdatedValueLength)} in {GetType().Name}.");
+
+    /// <summary>
+    /// For <see cref="VarBytes"/> values: the length <paramref name="value"/> will have after an RMW with
+    /// <paramref name="input"/>. If the record has room for it, <see cref="InPlaceUpdater"/> runs (and sets
+    /// <see cref="VarBytes.Length"/>); otherwise <see cref="CopyUpdater"/> writes a new record with this length.
+    /// Not called for fixed-size values.
+    /// </summary>
+    /// <exception cref="NotSupportedException">Not implemented: an RMW on a store of <see cref="VarBytes"/> values
+    /// needs it.</exception>
+    int GetUpdatedValueLength(in TKey key, in TInput input, in TValue value) =>
+        throw new NotSupportedException(
+            $"An RMW on a store of {nameof(VarBytes)} values asks the functions how long the updated value is: " +
+            $"implement {nameof(GetInitialValueLength)} and {nameof(GetUpdatedValueLength)} in {GetType().Name}.");
+
     /// <summary>Reports the end of a read that returned <see cref="Status.Pending"/>.</summary>
     void ReadCompletionCallback(in TKey key, in TInput input, in TOutput output, TContext context, Status status);
 

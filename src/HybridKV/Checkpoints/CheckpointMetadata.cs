@@ -46,5 +46,12 @@ internal sealed record SessionCommitMetadata(Guid Id, long UntilSerialNo, long[]
     public CommitPoint ToCommitPoint() => new(UntilSerialNo, ExcludedSerialNos);
 }
 
-/// <summary>The shape of the records in the log, checked at recovery so that a store of other types is refused.</summary>
-internal sealed record LogLayoutMetadata(int PageSizeBits, int RecordSize, int KeySize, int ValueSize);
+/// <summary>
+/// The shape of the records in the log, checked at recovery so that a store of other types is refused. A size of -1
+/// means variable length (<see cref="VarBytes"/>); a record size of -1 means the variable layout.
+/// </summary>
+internal sealed record LogLayoutMetadata(int PageSizeBits, int RecordSize, int KeySize, int ValueSize)
+{
+    /// <summary>How a message names a size.</summary>
+    public static string Describe(int size) => size < 0 ? "variable" : $"{size} bytes";
+}

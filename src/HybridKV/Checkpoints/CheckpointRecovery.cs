@@ -139,10 +139,13 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         if (metadata.Layout != _layout)
         {
             throw new InvalidOperationException(
-                $"Checkpoint {manifest.Token} was written by a store with records of {metadata.Layout.RecordSize} bytes " +
-                $"(key {metadata.Layout.KeySize}, value {metadata.Layout.ValueSize}) in pages of " +
-                $"2^{metadata.Layout.PageSizeBits} bytes; this store has {_layout.RecordSize} (key {_layout.KeySize}, " +
-                $"value {_layout.ValueSize}) in pages of 2^{_layout.PageSizeBits}. Open it with the same types and " +
+                $"Checkpoint {manifest.Token} was written by a store with records of " +
+                $"{LogLayoutMetadata.Describe(metadata.Layout.RecordSize)} (key " +
+                $"{LogLayoutMetadata.Describe(metadata.Layout.KeySize)}, value " +
+                $"{LogLayoutMetadata.Describe(metadata.Layout.ValueSize)}) in pages of 2^{metadata.Layout.PageSizeBits} " +
+                $"bytes; this store has {LogLayoutMetadata.Describe(_layout.RecordSize)} (key " +
+                $"{LogLayoutMetadata.Describe(_layout.KeySize)}, value {LogLayoutMetadata.Describe(_layout.ValueSize)}) " +
+                $"in pages of 2^{_layout.PageSizeBits}. Open it with the same types and " +
                 $"{nameof(StoreSettings.PageSizeBits)}.");
         }
 
@@ -296,9 +299,15 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     }
 
     /// <summary>Replays the records of one page whose addresses lie in [from, to).</summary>
-    private unsafe (long Records, bool Changed) ReplayPage(AlignedBuffer buffer, long page, long from, long to, long version)
+    private (long Records, bool Changed) ReplayPage(AlignedBuffer buffer, long page, long from, long to, long version) =>
+        LogRecord<TKey, TValue>.IsVariable
+            ? ReplayVariablePage(buffer, page, from, to, version)
+            : ReplayFixedPage(buffer, page, from, to, version);
+
+    private unsafe (long Records, bool Changed) ReplayFixedPage(
+        AlignedBuffer buffer, long page, long from, long to, long version)
     {
-        int recordSize = LogRecord<TKey, TValue>.Size;
+        int recordSize = LogRecord<TKey, TValue>.FixedSize;
         int pageSize = _engine.Log.PageSize;
         // Records are packed from the start of each page (the first page starts at FirstValid), never crossing a page.
         long firstOffset = page == 0 ? LogAddress.FirstValid : 0;
@@ -320,6 +329,43 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
             var record = new LogRecord<TKey, TValue>(start + offset);
             changed |= _engine.ReplayRecord(record, page + offset, version);
             records++;
+        }
+
+        return (records, changed);
+    }
+
+    /// <summary>
+    /// Records of the variable layout, stepped through by their sizes. Replay starts at addresses the tail held, so
+    /// at a record or at unused space; unused space (the end of a page no record fitted in) is zero, and is crossed
+    /// 8 bytes at a time until the next header.
+    /// </summary>
+    private unsafe (long Records, bool Changed) ReplayVariablePage(
+        AlignedBuffer buffer, long page, long from, long to, long version)
+    {
+        int pageSize = _engine.Log.PageSize;
+        long offset = Math.Max(from - page, page == 0 ? LogAddress.FirstValid : 0);
+        byte* start = (byte*)buffer.Pin().Pointer;
+        long records = 0;
+        bool changed = false;
+        while (offset + sizeof(long) <= pageSize && page + offset < to)
+        {
+            var record = new LogRecord<TKey, TValue>(start + offset);
+            if (record.Header.IsNull)
+            {
+                offset += sizeof(long);
+                continue;
+            }
+
+            if (!record.LengthsFitIn((int)(pageSize - offset)))
+            {
+                throw new InvalidDataException(
+                    $"The log holds no valid record at address {page + offset}: its lengths describe a record that " +
+                    "runs past the end of its page. The log does not match the checkpoint being recovered.");
+            }
+
+            changed |= _engine.ReplayRecord(record, page + offset, version);
+            records++;
+            offset += record.Size;
         }
 
         return (records, changed);

@@ -58,8 +58,8 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         _checkpointsToKeep = checkpointsToKeep;
         _logger = logger;
         _layout = new LogLayoutMetadata(
-            BitOperationsLog2(engine.Log.PageSize), LogRecord<TKey, TValue>.Size,
-            System.Runtime.CompilerServices.Unsafe.SizeOf<TKey>(), System.Runtime.CompilerServices.Unsafe.SizeOf<TValue>());
+            BitOperationsLog2(engine.Log.PageSize), LogRecord<TKey, TValue>.LayoutRecordSize,
+            LogRecord<TKey, TValue>.LayoutKeySize, LogRecord<TKey, TValue>.LayoutValueSize);
         _epochEntry = engine.MaintenanceEntry;
     }
 

@@ -4,13 +4,27 @@ using System.Runtime.CompilerServices;
 namespace HybridKV.Log;
 
 /// <summary>
-/// A reference to one fixed-size record in a page frame: <c>header | key | value</c>, each part 8-byte aligned.
-/// It is valid only while the epoch that found it is held.
+/// A reference to one record in a page frame (or in a buffer read from the device). It is valid only while the
+/// epoch that found it is held (or the buffer is).
 /// </summary>
+/// <remarks>
+/// Two layouts, chosen by the types (every test of <see cref="IsVariable"/> is a constant the JIT folds away):
+/// <code>
+/// fixed:    header (8) | key (sizeof, padded to 8) | value (sizeof, padded to 8)
+/// variable: header (8) | key length (4) | value room (4) | key (padded to 8) | value part (room bytes)
+///           where a VarBytes value part is: value length (4) | value bytes (padded so the part is a multiple of 8)
+/// </code>
+/// A fixed-size part of a variable record keeps its size in place of a length. The key length and the room never
+/// change after the record is written, so a scan of the log can step from record to record; the value length
+/// changes in place, anywhere up to the room, so that a value can shrink and grow back without moving.
+/// </remarks>
 internal readonly unsafe struct LogRecord<TKey, TValue>
     where TKey : unmanaged
     where TValue : unmanaged
 {
+    private const int VariablePrefixSize = sizeof(long) + sizeof(int) + sizeof(int);
+    private const int ValueLengthSize = sizeof(int);
+
     private readonly byte* _start;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -20,25 +34,76 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         _start = start;
     }
 
-    /// <summary>The offset of the key from the start of the record.</summary>
-    public static int KeyOffset
+    /// <summary>Whether keys are <see cref="VarBytes"/>.</summary>
+    public static bool HasVariableKey
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => sizeof(RecordHeader);
+        get => typeof(TKey) == typeof(VarBytes);
     }
 
-    /// <summary>The offset of the value from the start of the record.</summary>
-    public static int ValueOffset
+    /// <summary>Whether values are <see cref="VarBytes"/>.</summary>
+    public static bool HasVariableValue
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => KeyOffset + AlignTo8(sizeof(TKey));
+        get => typeof(TValue) == typeof(VarBytes);
     }
 
-    /// <summary>The record's total size in the log.</summary>
-    public static int Size
+    /// <summary>Whether records carry their lengths (the variable layout).</summary>
+    public static bool IsVariable
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => ValueOffset + AlignTo8(sizeof(TValue));
+        get => HasVariableKey || HasVariableValue;
+    }
+
+    /// <summary>The size of every record in the fixed layout.</summary>
+    public static int FixedSize
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => sizeof(RecordHeader) + AlignTo8(sizeof(TKey)) + AlignTo8(sizeof(TValue));
+    }
+
+    /// <summary>The smallest record: the fixed size, or in the variable layout an empty key and value.</summary>
+    public static int MinSize => IsVariable ? (int)SizeFor(0, 0) : FixedSize;
+
+    /// <summary>The size recorded in checkpoint metadata: the fixed size, or -1 for the variable layout.</summary>
+    public static int LayoutRecordSize => IsVariable ? -1 : FixedSize;
+
+    /// <summary>The key size recorded in checkpoint metadata, -1 for variable-length keys.</summary>
+    public static int LayoutKeySize => HasVariableKey ? -1 : sizeof(TKey);
+
+    /// <summary>The value size recorded in checkpoint metadata, -1 for variable-length values.</summary>
+    public static int LayoutValueSize => HasVariableValue ? -1 : sizeof(TValue);
+
+    /// <summary>The length of a key as this layout stores it.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int KeyLengthOf(in TKey key) =>
+        HasVariableKey ? Unsafe.As<TKey, VarBytes>(ref Unsafe.AsRef(in key)).Length : sizeof(TKey);
+
+    /// <summary>The length of a value as this layout stores it (its size for a fixed-size value).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int ValueLengthOf(in TValue value) =>
+        HasVariableValue ? Unsafe.As<TValue, VarBytes>(ref Unsafe.AsRef(in value)).Length : sizeof(TValue);
+
+    /// <summary>
+    /// The size of a record with a key and value of these lengths (each ignored for a fixed-size part). A long, so
+    /// that lengths near <see cref="int.MaxValue"/> cannot overflow before the caller compares with the page size.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static long SizeFor(int keyLength, int valueLength)
+    {
+        if (!IsVariable)
+        {
+            return FixedSize;
+        }
+
+        return VariablePrefixSize + AlignTo8((long)(HasVariableKey ? keyLength : sizeof(TKey))) + ValueRoomFor(valueLength);
+    }
+
+    /// <summary>This record's size: where the next record starts.</summary>
+    public int Size
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => IsVariable ? VariablePrefixSize + (int)AlignTo8(StoredKeyLength) + StoredValueRoom : FixedSize;
     }
 
     public ref RecordHeader Header
@@ -47,18 +112,162 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         get => ref Unsafe.AsRef<RecordHeader>(_start);
     }
 
-    public ref TKey Key
+    /// <summary>
+    /// The key, as callbacks take it: a reference into the record for a fixed-size key; for a variable-length key,
+    /// <paramref name="scratch"/> set to describe the stored bytes.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref TKey KeyRef(ref VarBytes scratch)
     {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => ref Unsafe.AsRef<TKey>(_start + KeyOffset);
+        if (HasVariableKey)
+        {
+            int length = StoredKeyLength;
+            scratch = new VarBytes(KeyStart, length, length);
+            return ref Unsafe.As<VarBytes, TKey>(ref scratch);
+        }
+
+        return ref Unsafe.AsRef<TKey>(KeyStart);
     }
 
-    public ref TValue Value
+    /// <summary>
+    /// The value, as callbacks take it: a reference into the record for a fixed-size value; for a variable-length
+    /// value, <paramref name="scratch"/> set to describe its bytes and room. After a callback that may change the
+    /// length, <see cref="StoreValueLength"/> writes it back.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public ref TValue ValueRef(ref VarBytes scratch)
+    {
+        if (HasVariableValue)
+        {
+            byte* part = ValueStart;
+            scratch = new VarBytes(part + ValueLengthSize, Volatile.Read(ref *(int*)part), StoredValueRoom - ValueLengthSize);
+            return ref Unsafe.As<VarBytes, TValue>(ref scratch);
+        }
+
+        return ref Unsafe.AsRef<TValue>(ValueStart);
+    }
+
+    /// <summary>The room a variable-length value has in place (its capacity); the size of a fixed-size value.</summary>
+    public int ValueCapacity
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => ref Unsafe.AsRef<TValue>(_start + ValueOffset);
+        get => HasVariableValue ? StoredValueRoom - ValueLengthSize : sizeof(TValue);
+    }
+
+    /// <summary>Sets a variable-length value's length before a callback fills it (no-op for fixed-size values).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static void PresetLength(ref TValue value, int length)
+    {
+        if (HasVariableValue)
+        {
+            Unsafe.As<TValue, VarBytes>(ref value).Length = length;
+        }
+    }
+
+    /// <summary>Writes back the length a callback left in the value (no-op for fixed-size values).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void StoreValueLength(ref TValue value)
+    {
+        if (HasVariableValue)
+        {
+            int length = Unsafe.As<TValue, VarBytes>(ref value).Length;
+            Debug.Assert((uint)length <= (uint)ValueCapacity, "VarBytes.Length checks its capacity.");
+            Volatile.Write(ref *(int*)ValueStart, length);
+        }
+    }
+
+    /// <summary>
+    /// Writes the key and, in the variable layout, the lengths of a new record at the tail; the header follows and
+    /// then the value. <paramref name="valueLength"/> is the length the value starts with (ignored when fixed).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Initialize(in TKey key, int valueLength)
+    {
+        if (!IsVariable)
+        {
+            Unsafe.AsRef<TKey>(KeyStart) = key;
+            return;
+        }
+
+        int keyLength = KeyLengthOf(in key);
+        *(int*)(_start + sizeof(long)) = keyLength;
+        *(int*)(_start + sizeof(long) + sizeof(int)) = (int)ValueRoomFor(valueLength);
+        if (HasVariableKey)
+        {
+            Unsafe.As<TKey, VarBytes>(ref Unsafe.AsRef(in key)).AsReadOnlySpan().CopyTo(new Span<byte>(KeyStart, keyLength));
+        }
+        else
+        {
+            Unsafe.AsRef<TKey>(KeyStart) = key;
+        }
+
+        if (HasVariableValue)
+        {
+            *(int*)ValueStart = valueLength;
+        }
+    }
+
+    /// <summary>
+    /// Whether the variable-layout lengths describe a record that fits in <paramref name="available"/> bytes from its
+    /// start (always true for the fixed layout). A record read from the device is trusted only after this.
+    /// </summary>
+    public bool LengthsFitIn(int available)
+    {
+        if (!IsVariable)
+        {
+            return FixedSize <= available;
+        }
+
+        if (available < VariablePrefixSize)
+        {
+            return false;
+        }
+
+        long keyLength = StoredKeyLength;
+        long room = StoredValueRoom;
+        return keyLength >= 0 && room >= MinValueRoom && (room & 7) == 0
+               && VariablePrefixSize + AlignTo8(keyLength) + room <= available
+               && (!HasVariableValue || (uint)Volatile.Read(ref *(int*)ValueStart) <= (uint)(room - ValueLengthSize));
+    }
+
+    /// <summary>How many bytes from its start must be read to know this record's size: the fixed size, or the prefix.</summary>
+    public static int SizeKnownAfter => IsVariable ? VariablePrefixSize : FixedSize;
+
+    private int StoredKeyLength
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => *(int*)(_start + sizeof(long));
+    }
+
+    private int StoredValueRoom
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => *(int*)(_start + sizeof(long) + sizeof(int));
+    }
+
+    private static int MinValueRoom => HasVariableValue ? (int)AlignTo8(ValueLengthSize) : (int)AlignTo8(sizeof(TValue));
+
+    private byte* KeyStart
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => IsVariable ? _start + VariablePrefixSize : _start + sizeof(RecordHeader);
+    }
+
+    private byte* ValueStart
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => IsVariable
+            ? _start + VariablePrefixSize + AlignTo8(StoredKeyLength)
+            : _start + sizeof(RecordHeader) + AlignTo8(sizeof(TKey));
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long ValueRoomFor(int valueLength) =>
+        HasVariableValue ? AlignTo8(ValueLengthSize + (long)valueLength) : AlignTo8(sizeof(TValue));
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int AlignTo8(int size) => (size + 7) & ~7;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long AlignTo8(long size) => (size + 7) & ~7L;
 }

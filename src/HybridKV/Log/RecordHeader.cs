@@ -11,7 +11,8 @@ namespace HybridKV.Log;
 /// +---+---+---+----------------+-------------------------------------------+
 ///  I = invalid: the record lost its index CAS and is not part of any chain.
 ///  T = tombstone: the key is deleted as of this record.
-///  S = sealed: reserved for records that must not be updated in place any more (variable-length values).
+///  S = sealed: a variable-length value outgrew the record, which is not updated in place any more; the update that
+///      sealed it (or any later one) copies it to the tail once no in-place update can still be under way.
 /// </code>
 /// Versions start at 1, so a written header is never zero and a zero word marks log space holding no record.
 /// </summary>
@@ -58,6 +59,15 @@ internal struct RecordHeader
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get => (Word & TombstoneBit) != 0;
     }
+
+    public readonly bool Sealed
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => (Word & SealedBit) != 0;
+    }
+
+    /// <summary>Stops in-place updates of the record (a value outgrew it). Atomic against other bit flips.</summary>
+    public void Seal() => Interlocked.Or(ref Word, SealedBit);
 
     /// <summary>Marks the record as not part of any chain (its index CAS failed). Atomic against other bit flips.</summary>
     public void SetInvalid() => Interlocked.Or(ref Word, InvalidBit);

@@ -30,13 +30,19 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = RecordIn(operation);
-        if (record.Header.Invalid || !_functions.KeyEquals(in operation.Key, in record.Key))
+        if (LogRecord<TKey, TValue>.IsVariable && !record.LengthsFitIn(operation.BytesRead - operation.RecordOffset))
+        {
+            return ReadWholeRecord(operation, record);
+        }
+
+        if (record.Header.Invalid || !RecordHasKey(record, in operation.Key))
         {
             // Another key with the same tag: follow the chain on the device (it only goes further down the log).
             long previous = record.Header.PreviousAddress;
             if (previous >= Log.BeginAddress)
             {
                 operation.Storage = operation.Storage with { RecordAddress = previous };
+                operation.RecordSizeHint = 0;
                 return OperationStatus.RecordOnStorage;
             }
 
@@ -51,7 +57,33 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return ContinueWithRecord(operation, record, in session);
     }
 
-    /// <summary>Reads the record at <c>operation.Storage.RecordAddress</c>, just its sectors, then calls back.</summary>
+    /// <summary>
+    /// A variable-layout record that the first read did not cover: read again with the size its lengths give, or
+    /// fail the operation if the lengths cannot be those of a record (the device returned something else).
+    /// </summary>
+    private OperationStatus ReadWholeRecord(PendingOperation<TKey, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record)
+    {
+        int available = operation.BytesRead - operation.RecordOffset;
+        if (available >= LogRecord<TKey, TValue>.SizeKnownAfter && operation.RecordSizeHint == 0)
+        {
+            int size = record.Size;
+            if (size > 0 && size <= Log.PageSize)
+            {
+                operation.RecordSizeHint = size;
+                return OperationStatus.RecordOnStorage;
+            }
+        }
+
+        operation.IoError = new InvalidDataException(
+            $"The log holds no valid record at address {operation.Storage.RecordAddress}: its lengths describe a " +
+            $"record that does not fit in a page of {Log.PageSize} bytes.");
+        return OperationStatus.Failed;
+    }
+
+    /// <summary>
+    /// Reads the record at <c>operation.Storage.RecordAddress</c>, just its sectors, then calls back. A variable-layout
+    /// record of unknown size is read with a first guess that covers its lengths and, for most records, all of it.
+    /// </summary>
     public void StartRecordRead(
         PendingOperation<TKey, TInput, TOutput, TContext> operation,
         Action<PendingOperation<TKey, TInput, TOutput, TContext>> onCompleted)
@@ -60,7 +92,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         long sectorMask = device.SectorSize - 1;
         long address = operation.Storage.RecordAddress;
         long start = address & ~sectorMask;
-        int length = (int)(((address + RecordSize + sectorMask) & ~sectorMask) - start);
+        int size = !LogRecord<TKey, TValue>.IsVariable ? RecordSize
+            : operation.RecordSizeHint > 0 ? operation.RecordSizeHint
+            : Math.Min(FirstVariableReadSize, Log.PageSize - (int)(address & (Log.PageSize - 1)));
+        int length = (int)(((address + size + sectorMask) & ~sectorMask) - start);
         if (operation.Buffer is null || operation.Buffer.Length < length)
         {
             ((IDisposable?)operation.Buffer)?.Dispose();
@@ -68,6 +103,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         operation.RecordOffset = (int)(address - start);
+        operation.BytesRead = length;
         _ = ReadRecordAsync(device, start, length, operation, onCompleted);
     }
 
@@ -123,7 +159,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                     return OperationStatus.NotFound;
                 }
 
-                _functions.SingleReader(in operation.Key, in operation.Input, in record.Value, ref operation.Output);
+                VarBytes scratch = default;
+                _functions.SingleReader(in operation.Key, in operation.Input, in record.ValueRef(ref scratch),
+                    ref operation.Output);
                 return OperationStatus.Success;
 
             case PendingKind.Delete:
@@ -183,7 +221,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         {
             status = operation.Kind switch
             {
-                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, in session, out storageRead),
+                PendingKind.RMW => InternalRMW(
+                    in operation.Key, in operation.Input, in session, ref operation.SealedSafeEpoch, out storageRead),
                 PendingKind.Delete => InternalDelete(in operation.Key, in session, out storageRead),
                 _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
             };
@@ -193,6 +232,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         if (status == OperationStatus.RecordOnStorage)
         {
             operation.Storage = storageRead;
+            operation.RecordSizeHint = 0;
         }
 
         return status;
@@ -201,16 +241,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CopyUpdateFrom(
         ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
-                out LogRecord<TKey, TValue> record);
-        if (appended != OperationStatus.Success)
-        {
-            return appended;
-        }
-
-        _functions.CopyUpdater(in key, in input, in source.Value, ref record.Value);
-        return LinkRecord(ref slot, address, record);
+        OperationStatus appended = TryAppendRecord(in key, UpdatedLengthOf(source, in key, in input), slot.Address,
+                tombstone: false, in session, out long address, out LogRecord<TKey, TValue> record);
+        return appended == OperationStatus.Success
+            ? CopyAndLink(ref slot, in key, in input, source, address, record)
+            : appended;
     }
+
+    /// <summary>How much a first read of a variable-layout record of unknown size asks for (sector-rounded).</summary>
+    private const int FirstVariableReadSize = 1024;
 
     private static unsafe LogRecord<TKey, TValue> RecordIn(PendingOperation<TKey, TInput, TOutput, TContext> operation)
     {

@@ -61,7 +61,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: true, in session, out long newAddress,
+        OperationStatus appended = TryAppendRecord(in key, 0, slot.Address, tombstone: true, in session, out long newAddress,
                 out LogRecord<TKey, TValue> tombstone);
         if (appended != OperationStatus.Success)
         {

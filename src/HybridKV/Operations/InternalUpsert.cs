@@ -28,29 +28,39 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return OperationStatus.CrossVersion;
             }
 
-            if (decision == UpdateDecision.InPlace && !record.Header.Tombstone)
+            if (decision == UpdateDecision.InPlace && !record.Header.Tombstone
+                && LogRecord<TKey, TValue>.ValueLengthOf(in value) <= record.ValueCapacity)
             {
-                _functions.ConcurrentWriter(in key, in value, ref record.Value);
+                VarBytes scratch = default;
+                ref TValue destination = ref record.ValueRef(ref scratch);
+                LogRecord<TKey, TValue>.PresetLength(ref destination, LogRecord<TKey, TValue>.ValueLengthOf(in value));
+                _functions.ConcurrentWriter(in key, in value, ref destination);
+                record.StoreValueLength(ref destination);
                 return OperationStatus.Success;
             }
         }
 
-        // Anything but in place: a blind update needs no old value, so it never waits for the fuzzy region, for
-        // storage, or for an older version's in-place updates; the newer record simply shadows the older one.
+        // Anything but in place (including a value longer than the record has room for): a blind update needs no old
+        // value, so it never waits for the fuzzy region, for storage, or for an older version's in-place updates; the
+        // newer record simply shadows the older one.
         return AppendUpsert(ref slot, in key, in value, in session);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, slot.Address, tombstone: false, in session, out long address,
-                out LogRecord<TKey, TValue> record);
+        int length = LogRecord<TKey, TValue>.ValueLengthOf(in value);
+        OperationStatus appended = TryAppendRecord(in key, length, slot.Address, tombstone: false, in session,
+                out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {
             return appended;
         }
 
-        _functions.SingleWriter(in key, in value, ref record.Value);
+        VarBytes scratch = default;
+        ref TValue destination = ref record.ValueRef(ref scratch);
+        _functions.SingleWriter(in key, in value, ref destination);
+        record.StoreValueLength(ref destination);
         return LinkRecord(ref slot, address, record);
     }
 }

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using HybridKV.Devices;
 
 namespace HybridKV.Operations;
@@ -24,7 +25,21 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
         Input = input;
         Output = output;
         Context = context;
+        // The caller's bytes are pinned only for the call that parked the operation: keep a copy of them.
+        if (typeof(TKey) == typeof(VarBytes))
+        {
+            _ownedKey = VarBytes.CopyToPinned(ref Unsafe.As<TKey, VarBytes>(ref Key));
+        }
+
+        if (typeof(TInput) == typeof(VarBytes))
+        {
+            _ownedInput = VarBytes.CopyToPinned(ref Unsafe.As<TInput, VarBytes>(ref Input));
+        }
     }
+
+    // What a VarBytes key or input of this operation points at (pinned arrays, kept alive by these references).
+    private readonly byte[]? _ownedKey;
+    private readonly byte[]? _ownedInput;
 
     public PendingKind Kind { get; }
 
@@ -50,6 +65,15 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
 
     /// <summary>Where the record starts in <see cref="Buffer"/>.</summary>
     public int RecordOffset { get; set; }
+
+    /// <summary>How many bytes of <see cref="Buffer"/> the last read filled.</summary>
+    public int BytesRead { get; set; }
+
+    /// <summary>The size of a variable-layout record learned from a first, too short read; 0 if not known.</summary>
+    public int RecordSizeHint { get; set; }
+
+    /// <summary>For an RMW that found a sealed record: the epoch after which it may copy it (see InternalRMW).</summary>
+    public long SealedSafeEpoch;
 
     /// <summary>Why the device read failed, if it did.</summary>
     public Exception? IoError { get; set; }

@@ -12,12 +12,17 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static UpdateDecision DecideUpdate(LogRegion region, RecordHeader header, in SessionView session)
     {
-        if (header.Version != session.RecordVersion)
+        UpdateDecision decision = header.Version != session.RecordVersion
+            ? DecideAcrossVersions(region, header, in session)
+            : DecideByRegion(region);
+
+        // Only variable-length values outgrow their record; for fixed-size types the JIT drops this test.
+        if (LogRecord<TKey, TValue>.HasVariableValue && decision == UpdateDecision.InPlace && header.Sealed)
         {
-            return DecideAcrossVersions(region, header, in session);
+            return UpdateDecision.Sealed;
         }
 
-        return DecideByRegion(region);
+        return decision;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -23,7 +23,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         while (address >= minAddress)
         {
             LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-            if (!record.Header.Invalid && _functions.KeyEquals(in key, in record.Key))
+            if (!record.Header.Invalid && RecordHasKey(record, in key))
             {
                 return address;
             }
@@ -34,8 +34,17 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return address;
     }
 
+    /// <summary>Whether a record holds <paramref name="key"/>, by the user's equality.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool RecordHasKey(LogRecord<TKey, TValue> record, in TKey key)
+    {
+        VarBytes scratch = default;
+        return _functions.KeyEquals(in key, in record.KeyRef(ref scratch));
+    }
+
     /// <summary>
     /// Reserves a record at the tail and writes its header and key; the caller writes the value and then links it.
+    /// <paramref name="valueLength"/> is the length of the value it will write (ignored for fixed-size values).
     /// Returns <see cref="OperationStatus.RetryLater"/> when the log has no free frame yet, and throws
     /// <see cref="LogFullException"/> when it never will.
     /// </summary>
@@ -48,10 +57,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// </returns>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus TryAppendRecord(
-        in TKey key, long previousAddress, bool tombstone, in SessionView session, out long address,
+        in TKey key, int valueLength, long previousAddress, bool tombstone, in SessionView session, out long address,
         out LogRecord<TKey, TValue> record)
     {
-        AllocationResult result = Log.TryAllocate(RecordSize, session.EpochEntry, out address);
+        int size = LogRecord<TKey, TValue>.IsVariable ? CheckedRecordSize(in key, valueLength) : RecordSize;
+        AllocationResult result = Log.TryAllocate(size, session.EpochEntry, out address);
         if (result != AllocationResult.Success)
         {
             if (result == AllocationResult.Full)
@@ -64,7 +74,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         record = Log.GetRecord<TKey, TValue>(address);
-        record.Key = key;
+        record.Initialize(in key, valueLength);
         record.Header = RecordHeader.Create(previousAddress, session.RecordVersion, tombstone);
         if (Volatile.Read(ref _systemState) != session.State.Word)
         {
@@ -73,6 +83,19 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         return OperationStatus.Success;
+    }
+
+    /// <summary>The size of a variable-layout record, or an exception naming the limit if it exceeds a page.</summary>
+    private int CheckedRecordSize(in TKey key, int valueLength)
+    {
+        int keyLength = LogRecord<TKey, TValue>.KeyLengthOf(in key);
+        long size = LogRecord<TKey, TValue>.SizeFor(keyLength, valueLength);
+        if (size > Log.PageSize || valueLength < 0)
+        {
+            ThrowHelper.ThrowRecordTooLarge(keyLength, valueLength, size, Log.PageSize, LogRecord<TKey, TValue>.MinSize);
+        }
+
+        return (int)size;
     }
 
     /// <summary>

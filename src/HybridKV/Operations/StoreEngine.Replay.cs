@@ -22,15 +22,17 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return false;
         }
 
+        VarBytes scratch = default;
+        ref TKey key = ref record.KeyRef(ref scratch);
         if (((header.Version - recoveredVersion) & RecordHeader.VersionMask) != 1)
         {
-            IndexSlot slot = Index.FindOrCreateEntry(HashOf(in record.Key));
+            IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
             HashIndex.TryUpdateEntry(ref slot, address);
             return false;
         }
 
         record.Header.SetInvalid();
-        if (Index.TryFindEntry(HashOf(in record.Key), out IndexSlot current) && current.Address >= address)
+        if (Index.TryFindEntry(HashOf(in key), out IndexSlot current) && current.Address >= address)
         {
             HashIndex.TryUpdateEntry(ref current, header.PreviousAddress);
         }

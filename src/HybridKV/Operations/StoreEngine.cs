@@ -65,8 +65,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     public HybridLog Log { get; }
 
-    /// <summary>The size of every record of this store in the log.</summary>
-    public static int RecordSize => LogRecord<TKey, TValue>.Size;
+    /// <summary>The size of every record of this store in the log, in the fixed layout.</summary>
+    public static int RecordSize => LogRecord<TKey, TValue>.FixedSize;
 
     public void Dispose()
     {

@@ -15,4 +15,10 @@ internal enum UpdateDecision : byte
     /// <summary>The record belongs to a newer CPR version than the session: the session must cross its CPR point
     /// and run the operation as that version.</summary>
     CrossVersion,
+
+    /// <summary>
+    /// The record would be updated in place but is sealed: a variable-length value outgrew it, and it must not change
+    /// in place any more. Blind updates append; an RMW copies it once no in-place update can still be under way.
+    /// </summary>
+    Sealed,
 }

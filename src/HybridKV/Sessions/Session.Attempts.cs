@@ -84,13 +84,16 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             OperationStatus status;
             StorageRead storageRead;
-            while (ShouldRetryNow(status = _engine.InternalRMW(in key, in input, in _view, out storageRead)))
+            long sealedSafeEpoch = 0;
+            while (ShouldRetryNow(
+                status = _engine.InternalRMW(in key, in input, in _view, ref sealedSafeEpoch, out storageRead)))
             {
             }
 
             if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
             {
                 pending = Park(PendingKind.RMW, in key, in input, default!, context, awaited, serialNo);
+                pending.SealedSafeEpoch = sealedSafeEpoch;
                 StartOrQueue(pending, status, storageRead);
             }
 

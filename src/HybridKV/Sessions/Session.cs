@@ -139,6 +139,37 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         return ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _));
     }
 
+    /// <summary>
+    /// Reads a key and, if its record is on the device, waits for it (blocking) so that the output is complete on
+    /// return; the completion callback also runs. For readers whose output points at the caller's memory, which must
+    /// not be written after the call returns.
+    /// </summary>
+    /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
+    internal Status ReadAndWait(in TKey key, in TInput input, ref TOutput output, TContext context)
+    {
+        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: true, TakeSerialNo(),
+            out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
+        if (pending is null)
+        {
+            return ToStatus(status);
+        }
+
+        Task<(Status Status, TOutput Output)> completion = pending.Completion!.Task;
+        while (!completion.IsCompleted)
+        {
+            Task readDone = _readDone.NextSignal;
+            Task logSpace = _engine.Log.SpaceSignal;
+            bool progressed = ContinuePendingOnce(out bool waitingForSpace);
+            if (!progressed && !completion.IsCompleted)
+            {
+                WaitUnprotected(waitingForSpace ? logSpace : readDone);
+            }
+        }
+
+        (Status finalStatus, output) = completion.GetAwaiter().GetResult();
+        return finalStatus;
+    }
+
     /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     public Status Upsert(in TKey key, in TValue value)

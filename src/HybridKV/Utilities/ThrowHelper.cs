@@ -17,6 +17,23 @@ internal static class ThrowHelper
             $"{nameof(StoreSettings)}.{nameof(StoreSettings.MemorySizeBytes)}. The operation was not applied.");
 
     [DoesNotReturn]
+    public static void ThrowRecordTooLarge(int keyLength, int valueLength, long recordSize, int pageSize, int overhead)
+    {
+        if (valueLength < 0)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(valueLength), valueLength, "The functions asked for a value of negative length; lengths start at 0.");
+        }
+
+        throw new ArgumentOutOfRangeException(
+            nameof(recordSize),
+            $"A record with a key of {keyLength} bytes and a value of {valueLength} bytes takes {recordSize} bytes in the " +
+            $"log, more than a page of {pageSize} bytes ({nameof(StoreSettings)}.{nameof(StoreSettings.PageSizeBits)}): " +
+            $"a record never spans pages. Key and value together may take up to about {pageSize - overhead} bytes; " +
+            "raise the page size for larger ones. The operation was not applied.");
+    }
+
+    [DoesNotReturn]
     public static void ThrowTooManySessions(int maxSessions) =>
         throw new InvalidOperationException(
             $"All {maxSessions} sessions allowed by {nameof(StoreSettings)}.{nameof(StoreSettings.MaxSessions)} are " +
