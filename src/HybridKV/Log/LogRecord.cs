@@ -12,18 +12,21 @@ namespace HybridKV.Log;
 /// <code>
 /// fixed:    header (8) | key (sizeof, padded to 8) | value (sizeof, padded to 8)
 /// variable: header (8) | key length (4) | value room (4) | key (padded to 8) | value part (room bytes)
-///           where a VarBytes value part is: value length (4) | value bytes (padded so the part is a multiple of 8)
+///           where a VarBytes value part is: value length (4) | value lock (4) | value bytes (padded to 8)
 /// </code>
 /// A fixed-size part of a variable record keeps its size in place of a length. The key length and the room never
 /// change after the record is written, so a scan of the log can step from record to record; the value length
 /// changes in place, anywhere up to the room, so that a value can shrink and grow back without moving.
+/// <para>The value lock is a sequence number: odd while one thread changes the value in place, so that in-place
+/// writers of a variable-length value exclude each other (an append is a read and a write of the length) and readers
+/// in the mutable region retry instead of returning a value torn by a writer.</para>
 /// </remarks>
 internal readonly unsafe struct LogRecord<TKey, TValue>
     where TKey : unmanaged
     where TValue : unmanaged
 {
     private const int VariablePrefixSize = sizeof(long) + sizeof(int) + sizeof(int);
-    private const int ValueLengthSize = sizeof(int);
+    private const int ValuePrefixSize = sizeof(int) + sizeof(int);
 
     private readonly byte* _start;
 
@@ -140,7 +143,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         if (HasVariableValue)
         {
             byte* part = ValueStart;
-            scratch = new VarBytes(part + ValueLengthSize, Volatile.Read(ref *(int*)part), StoredValueRoom - ValueLengthSize);
+            scratch = new VarBytes(part + ValuePrefixSize, Volatile.Read(ref *(int*)part), StoredValueRoom - ValuePrefixSize);
             return ref Unsafe.As<VarBytes, TValue>(ref scratch);
         }
 
@@ -151,7 +154,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     public int ValueCapacity
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => HasVariableValue ? StoredValueRoom - ValueLengthSize : sizeof(TValue);
+        get => HasVariableValue ? StoredValueRoom - ValuePrefixSize : sizeof(TValue);
     }
 
     /// <summary>Sets a variable-length value's length before a callback fills it (no-op for fixed-size values).</summary>
@@ -204,8 +207,58 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         if (HasVariableValue)
         {
             *(int*)ValueStart = valueLength;
+            *(int*)(ValueStart + sizeof(int)) = 0;
         }
     }
+
+    /// <summary>
+    /// Takes the value lock of a variable-length value for an in-place change, spinning while another thread holds
+    /// it; returns the sequence number to pass to <see cref="UnlockValue"/>. The holder runs one callback and never
+    /// waits for anything while it holds the lock, so the spin is short.
+    /// </summary>
+    public int LockValue()
+    {
+        Debug.Assert(HasVariableValue, "Only variable-length values are locked.");
+        ref int word = ref ValueLockWord;
+        var spinner = new SpinWait();
+        while (true)
+        {
+            int sequence = Volatile.Read(ref word);
+            if ((sequence & 1) == 0 && Interlocked.CompareExchange(ref word, sequence + 1, sequence) == sequence)
+            {
+                return sequence;
+            }
+
+            spinner.SpinOnce(sleep1Threshold: -1);
+        }
+    }
+
+    /// <summary>Releases the value lock: the next even sequence number tells readers the value changed.</summary>
+    public void UnlockValue(int sequence) => Volatile.Write(ref ValueLockWord, sequence + 2);
+
+    /// <summary>Starts an optimistic read of a variable-length value: waits until no writer holds the lock.</summary>
+    public int BeginValueRead()
+    {
+        ref int word = ref ValueLockWord;
+        var spinner = new SpinWait();
+        int sequence;
+        while (((sequence = Volatile.Read(ref word)) & 1) != 0)
+        {
+            spinner.SpinOnce(sleep1Threshold: -1);
+        }
+
+        return sequence;
+    }
+
+    /// <summary>Whether a read started with <see cref="BeginValueRead"/> saw no change: otherwise read again.</summary>
+    public bool ValueReadStillValid(int sequence)
+    {
+        // The value's loads must complete before the sequence number is read again.
+        Volatile.ReadBarrier();
+        return Volatile.Read(ref ValueLockWord) == sequence;
+    }
+
+    private ref int ValueLockWord => ref *(int*)(ValueStart + sizeof(int));
 
     /// <summary>
     /// Whether the variable-layout lengths describe a record that fits in <paramref name="available"/> bytes from its
@@ -227,7 +280,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         long room = StoredValueRoom;
         return keyLength >= 0 && room >= MinValueRoom && (room & 7) == 0
                && VariablePrefixSize + AlignTo8(keyLength) + room <= available
-               && (!HasVariableValue || (uint)Volatile.Read(ref *(int*)ValueStart) <= (uint)(room - ValueLengthSize));
+               && (!HasVariableValue || (uint)Volatile.Read(ref *(int*)ValueStart) <= (uint)(room - ValuePrefixSize));
     }
 
     /// <summary>How many bytes from its start must be read to know this record's size: the fixed size, or the prefix.</summary>
@@ -245,7 +298,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         get => *(int*)(_start + sizeof(long) + sizeof(int));
     }
 
-    private static int MinValueRoom => HasVariableValue ? (int)AlignTo8(ValueLengthSize) : (int)AlignTo8(sizeof(TValue));
+    private static int MinValueRoom => HasVariableValue ? ValuePrefixSize : AlignTo8(sizeof(TValue));
 
     private byte* KeyStart
     {
@@ -263,7 +316,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static long ValueRoomFor(int valueLength) =>
-        HasVariableValue ? AlignTo8(ValueLengthSize + (long)valueLength) : AlignTo8(sizeof(TValue));
+        HasVariableValue ? AlignTo8(ValuePrefixSize + (long)valueLength) : AlignTo8(sizeof(TValue));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private static int AlignTo8(int size) => (size + 7) & ~7;

@@ -11,8 +11,8 @@ namespace HybridKV.Log;
 /// +---+---+---+----------------+-------------------------------------------+
 ///  I = invalid: the record lost its index CAS and is not part of any chain.
 ///  T = tombstone: the key is deleted as of this record.
-///  S = sealed: a variable-length value outgrew the record, which is not updated in place any more; the update that
-///      sealed it (or any later one) copies it to the tail once no in-place update can still be under way.
+///  S = sealed: a variable-length value outgrew the record, which is not updated in place any more (set under the
+///      value lock, so no in-place change can follow it); updates copy it to the tail.
 /// </code>
 /// Versions start at 1, so a written header is never zero and a zero word marks log space holding no record.
 /// </summary>

@@ -221,8 +221,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         {
             status = operation.Kind switch
             {
-                PendingKind.RMW => InternalRMW(
-                    in operation.Key, in operation.Input, in session, ref operation.SealedSafeEpoch, out storageRead),
+                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, in session, out storageRead),
                 PendingKind.Delete => InternalDelete(in operation.Key, in session, out storageRead),
                 _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
             };

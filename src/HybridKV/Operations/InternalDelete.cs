@@ -48,10 +48,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.NotFound;
         }
 
-        if (decision == UpdateDecision.InPlace)
+        if (decision == UpdateDecision.InPlace && TryDeleteInPlace(record, out bool wasDeleted))
         {
-            record.Header.SetTombstone();
-            return OperationStatus.Success;
+            return wasDeleted ? OperationStatus.NotFound : OperationStatus.Success;
         }
 
         // Like an upsert, a tombstone is blind: it shadows the older record from the tail without waiting.
@@ -61,8 +60,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, 0, slot.Address, tombstone: true, in session, out long newAddress,
-                out LogRecord<TKey, TValue> tombstone);
+        OperationStatus appended = TryAppendRecord(in key, 0, slot.Address, tombstone: true, in session,
+                out long newAddress, out LogRecord<TKey, TValue> tombstone);
         if (appended != OperationStatus.Success)
         {
             return appended;

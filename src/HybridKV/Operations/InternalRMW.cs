@@ -7,16 +7,8 @@ namespace HybridKV.Operations;
 /// <summary>Read-modify-write (FASTER Alg. 4 and Table 2; CPR App. B–C).</summary>
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
-    /// <param name="key">The key.</param>
-    /// <param name="input">The input handed to the updaters.</param>
-    /// <param name="session">The session's view.</param>
-    /// <param name="sealedSafeEpoch">0, or the epoch this operation bumped after it found a sealed record: once that
-    /// epoch is safe, no in-place update of the record can still be under way, and it may be copied. Kept by the
-    /// caller across attempts.</param>
-    /// <param name="storageRead">What to read when the record is on the device.</param>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalRMW(
-        in TKey key, in TInput input, in SessionView session, ref long sealedSafeEpoch, out StorageRead storageRead)
+    public OperationStatus InternalRMW(in TKey key, in TInput input, in SessionView session, out StorageRead storageRead)
     {
         storageRead = default;
         if (session.WritesDeferred)
@@ -48,68 +40,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             case UpdateDecision.Wait:
                 return OperationStatus.Pending;
 
-            case UpdateDecision.InPlace when !record.Header.Tombstone:
-                if (TryUpdateInPlace(record, in key, in input, out int neededLength))
-                {
-                    return OperationStatus.Success;
-                }
-
-                // Refused here, before anything changed, if the grown value cannot fit in any record.
-                CheckedRecordSize(in key, neededLength);
-
-                // The value outgrew its record: no more in-place updates, and copy it once the ones already under
-                // way have finished (otherwise the copy could miss one of them, the lost update of FASTER §6.2).
-                record.Header.Seal();
-                return WaitForInPlaceUpdaters(ref sealedSafeEpoch, in session);
-
-            case UpdateDecision.Sealed when !IsSafeToCopySealed(sealedSafeEpoch):
-                return WaitForInPlaceUpdaters(ref sealedSafeEpoch, in session);
+            case UpdateDecision.InPlace when !record.Header.Tombstone && TryUpdateInPlace(record, in key, in input):
+                return OperationStatus.Success;
 
             default:
-                // Deleted: nobody updates a tombstone in place, so starting a fresh value at the tail loses nothing.
+                // Read-only, sealed (a variable-length value outgrew it: nobody changes it in place any more) or
+                // deleted: nobody updates a tombstone in place, so starting a fresh value at the tail loses nothing.
                 return record.Header.Tombstone
                     ? CreateInitialRecord(ref slot, in key, in input, in session)
                     : CopyUpdateRecord(ref slot, in key, in input, address, in session);
         }
-    }
-
-    /// <summary>
-    /// The in-place update of Table 2's mutable row. A variable-length value is updated in place only if its record
-    /// has room for the length the functions ask for; then the updater sets the new length.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool TryUpdateInPlace(LogRecord<TKey, TValue> record, in TKey key, in TInput input, out int neededLength)
-    {
-        VarBytes scratch = default;
-        ref TValue value = ref record.ValueRef(ref scratch);
-        neededLength = 0;
-        if (LogRecord<TKey, TValue>.HasVariableValue
-            && (uint)(neededLength = _functions.GetUpdatedValueLength(in key, in input, in value)) > (uint)record.ValueCapacity)
-        {
-            return false;
-        }
-
-        _functions.InPlaceUpdater(in key, in input, ref value);
-        record.StoreValueLength(ref value);
-        return true;
-    }
-
-    private bool IsSafeToCopySealed(long sealedSafeEpoch) => sealedSafeEpoch != 0 && Epoch.SafeEpoch >= sealedSafeEpoch;
-
-    /// <summary>
-    /// Bumps the epoch (once per operation) and parks the operation until every thread that could have seen the
-    /// record unsealed has left the epoch it was in.
-    /// </summary>
-    [MethodImpl(MethodImplOptions.NoInlining)]
-    private OperationStatus WaitForInPlaceUpdaters(ref long sealedSafeEpoch, in SessionView session)
-    {
-        if (sealedSafeEpoch == 0)
-        {
-            // No reference into the log is used after this call, which may refresh this thread's epoch.
-            sealedSafeEpoch = Epoch.BumpCurrentEpoch(NoAction, session.EpochEntry);
-        }
-
-        return OperationStatus.Pending;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -179,6 +119,4 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         record.StoreValueLength(ref newValue);
         return LinkRecord(ref slot, address, record);
     }
-
-    private static readonly Action NoAction = static () => { };
 }

@@ -37,16 +37,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.NotFound;
         }
 
-        VarBytes scratch = default;
-        ref TValue value = ref record.ValueRef(ref scratch);
         if (address >= Log.SafeReadOnlyAddress)
         {
             // Mutable or fuzzy: another thread may be updating this value in place.
-            _functions.ConcurrentReader(in key, in input, in value, ref output);
+            ReadConcurrently(record, in key, in input, ref output);
         }
         else
         {
-            _functions.SingleReader(in key, in input, in value, ref output);
+            VarBytes scratch = default;
+            _functions.SingleReader(in key, in input, in record.ValueRef(ref scratch), ref output);
         }
 
         return OperationStatus.Success;

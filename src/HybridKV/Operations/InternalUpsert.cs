@@ -29,13 +29,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             }
 
             if (decision == UpdateDecision.InPlace && !record.Header.Tombstone
-                && LogRecord<TKey, TValue>.ValueLengthOf(in value) <= record.ValueCapacity)
+                && LogRecord<TKey, TValue>.ValueLengthOf(in value) <= record.ValueCapacity
+                && TryWriteInPlace(record, in key, in value))
             {
-                VarBytes scratch = default;
-                ref TValue destination = ref record.ValueRef(ref scratch);
-                LogRecord<TKey, TValue>.PresetLength(ref destination, LogRecord<TKey, TValue>.ValueLengthOf(in value));
-                _functions.ConcurrentWriter(in key, in value, ref destination);
-                record.StoreValueLength(ref destination);
                 return OperationStatus.Success;
             }
         }

@@ -72,9 +72,6 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
     /// <summary>The size of a variable-layout record learned from a first, too short read; 0 if not known.</summary>
     public int RecordSizeHint { get; set; }
 
-    /// <summary>For an RMW that found a sealed record: the epoch after which it may copy it (see InternalRMW).</summary>
-    public long SealedSafeEpoch;
-
     /// <summary>Why the device read failed, if it did.</summary>
     public Exception? IoError { get; set; }
 

@@ -17,8 +17,8 @@ internal enum UpdateDecision : byte
     CrossVersion,
 
     /// <summary>
-    /// The record would be updated in place but is sealed: a variable-length value outgrew it, and it must not change
-    /// in place any more. Blind updates append; an RMW copies it once no in-place update can still be under way.
+    /// The record would be updated in place but is sealed: a variable-length value outgrew it, and it does not change
+    /// in place any more (it was sealed under its value lock). Blind updates append; an RMW copies it.
     /// </summary>
     Sealed,
 }

@@ -84,16 +84,13 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             OperationStatus status;
             StorageRead storageRead;
-            long sealedSafeEpoch = 0;
-            while (ShouldRetryNow(
-                status = _engine.InternalRMW(in key, in input, in _view, ref sealedSafeEpoch, out storageRead)))
+            while (ShouldRetryNow(status = _engine.InternalRMW(in key, in input, in _view, out storageRead)))
             {
             }
 
             if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
             {
                 pending = Park(PendingKind.RMW, in key, in input, default!, context, awaited, serialNo);
-                pending.SealedSafeEpoch = sealedSafeEpoch;
                 StartOrQueue(pending, status, storageRead);
             }
 

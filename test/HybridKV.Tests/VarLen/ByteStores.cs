@@ -19,12 +19,12 @@ internal static class ByteStores
         MaxSessions = 16,
     };
 
-    /// <summary>Eight 16 KiB pages in memory over a log directory: values of a few KiB leave memory quickly.</summary>
+    /// <summary>Four 8 KiB pages in memory over a log directory: values of a few KiB leave memory quickly.</summary>
     public static StoreSettings OnDevice(string directory) => new()
     {
         IndexBuckets = 1L << 10,
-        PageSizeBits = 14,
-        MemorySizeBytes = 1L << 17,
+        PageSizeBits = 13,
+        MemorySizeBytes = 1L << 15,
         MutableFraction = 0.5,
         LogDirectory = directory,
         LogSegmentSizeBits = 20,
@@ -32,9 +32,10 @@ internal static class ByteStores
     };
 
     /// <summary>The value of a key, or null when it is not found (reads wait for the device).</summary>
-    public static byte[]? ReadBytes(
-        this Session<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, VarBytesFunctions> session,
+    public static byte[]? ReadBytes<TFunctions>(
+        this Session<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, TFunctions> session,
         ReadOnlySpan<byte> key)
+        where TFunctions : struct, IFunctions<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty>
     {
         Status status = session.Read(key, out IMemoryOwner<byte>? value);
         if (status == Status.NotFound)
@@ -51,9 +52,10 @@ internal static class ByteStores
     }
 
     /// <summary>An RMW (append) that completes a pending outcome before it returns.</summary>
-    public static void AppendNow(
-        this Session<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, VarBytesFunctions> session,
+    public static void AppendNow<TFunctions>(
+        this Session<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, TFunctions> session,
         ReadOnlySpan<byte> key, ReadOnlySpan<byte> chunk)
+        where TFunctions : struct, IFunctions<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty>
     {
         Status status = session.RMW(key, chunk);
         if (status == Status.Pending)
@@ -67,9 +69,10 @@ internal static class ByteStores
     }
 
     /// <summary>A delete that waits for the device if needed; whether the key existed.</summary>
-    public static bool DeleteNow(
-        this Session<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, VarBytesFunctions> session,
+    public static bool DeleteNow<TFunctions>(
+        this Session<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, TFunctions> session,
         ReadOnlySpan<byte> key)
+        where TFunctions : struct, IFunctions<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty>
     {
         Status status = session.DeleteAsync(key.ToArray()).AsTask().GetAwaiter().GetResult();
         Assert.NotEqual(Status.Pending, status);
