@@ -10,7 +10,8 @@ namespace HybridKV.CrashHelper;
 /// recovered state against every commit point recovered before (exit 3) and against every commit it was ever told
 /// about (exit 4), then runs RMWs from several sessions with periodic checkpoints until it is killed.
 /// <c>verify DIR</c> does the checks and exits 0. Operation n of session s adds n to key s * 1000 + n % Keys, so the
-/// expected value of every key follows from the commit points alone.
+/// expected value of every key follows from the commit points alone. <c>run-varlen</c> and <c>verify-varlen</c> do
+/// the same with byte-sequence keys and values (<see cref="VarLenWorkload"/>).
 /// </summary>
 internal static class Program
 {
@@ -21,9 +22,9 @@ internal static class Program
 
     private static async Task<int> Main(string[] args)
     {
-        if (args.Length < 2 || (args[0] != "run" && args[0] != "verify"))
+        if (args.Length < 2 || args[0] is not ("run" or "verify" or "run-varlen" or "verify-varlen"))
         {
-            Console.Error.WriteLine("usage: run DIR SEED | verify DIR");
+            Console.Error.WriteLine("usage: run DIR SEED | verify DIR | run-varlen DIR SEED | verify-varlen DIR");
             return 2;
         }
 
@@ -31,19 +32,13 @@ internal static class Program
         int seed = args.Length > 2 ? int.Parse(args[2], CultureInfo.InvariantCulture) : 0;
         var journal = new Journal(directory);
         using var loggerFactory = new Microsoft.Extensions.Logging.LoggerFactory([new StderrLoggerProvider()]);
-        using var store = new Counts.Store(new StoreSettings
+        bool running = args[0].StartsWith("run", StringComparison.Ordinal);
+        if (args[0].EndsWith("varlen", StringComparison.Ordinal))
         {
-            LogDirectory = Path.Combine(directory, "store"),
-            PageSizeBits = 12,
-            MemorySizeBytes = 1L << 16,
-            LogSegmentSizeBits = 16,
-            IndexBuckets = 1L << 10,
-            CheckpointInterval = args[0] == "run" ? TimeSpan.FromMilliseconds(20 + (seed % 4 * 10)) : null,
-            PeriodicCheckpointMode = seed % 2 == 0 ? CheckpointMode.FoldOver : CheckpointMode.Snapshot,
-            IndexCheckpointEvery = 3,
-            CheckpointsToKeep = 2,
-            LoggerFactory = loggerFactory,
-        });
+            return await VarLenWorkload.RunAsync(Settings(directory, running, seed, loggerFactory), journal, running);
+        }
+
+        using var store = new Counts.Store(Settings(directory, running, seed, loggerFactory));
 
         Console.WriteLine("recovering");
         RecoveryResult? result = await store.RecoverAsync();
@@ -61,7 +56,7 @@ internal static class Program
         }
 
         Console.WriteLine($"verified version {result?.Version ?? 0}: {string.Join("; ", recovered.Select(p => p.ToString()))}");
-        if (args[0] == "verify")
+        if (!running)
         {
             return 0;
         }
@@ -73,7 +68,23 @@ internal static class Program
         return 0;
     }
 
-    private static Guid SessionId(int session) => new(session + 1, 0, 0, new byte[8]);
+    /// <summary>Small pages and memory over the directory, periodic checkpoints of the seed's mode when running.</summary>
+    internal static StoreSettings Settings(
+        string directory, bool running, int seed, Microsoft.Extensions.Logging.ILoggerFactory loggerFactory) => new()
+    {
+        LogDirectory = Path.Combine(directory, "store"),
+        PageSizeBits = 12,
+        MemorySizeBytes = 1L << 16,
+        LogSegmentSizeBits = 16,
+        IndexBuckets = 1L << 10,
+        CheckpointInterval = running ? TimeSpan.FromMilliseconds(20 + (seed % 4 * 10)) : null,
+        PeriodicCheckpointMode = seed % 2 == 0 ? CheckpointMode.FoldOver : CheckpointMode.Snapshot,
+        IndexCheckpointEvery = 3,
+        CheckpointsToKeep = 2,
+        LoggerFactory = loggerFactory,
+    };
+
+    internal static Guid SessionId(int session) => new(session + 1, 0, 0, new byte[8]);
 
     private static long KeyOf(int session, long serialNo) => (session * 1000L) + (serialNo % Keys);
 

@@ -21,17 +21,25 @@ public sealed class CrashTests : IDisposable
     public void Dispose() => _directory.Dispose();
 
     [Fact]
-    public async Task Killed_with_SIGKILL_again_and_again_the_store_recovers_every_sessions_exact_prefix()
+    public Task Killed_with_SIGKILL_again_and_again_the_store_recovers_every_sessions_exact_prefix() =>
+        KillAgainAndAgainAsync(kills: 20 * TestScale.Factor, run: "run", verify: "verify");
+
+    /// <summary>The same with byte-sequence keys and values of 0 to 600 bytes, upserted in place and at the tail.</summary>
+    [Fact]
+    [Trait("Category", "VarLen")]
+    public Task Killed_with_SIGKILL_a_store_of_variable_length_values_recovers_every_sessions_exact_prefix() =>
+        KillAgainAndAgainAsync(kills: 10 * TestScale.Factor, run: "run-varlen", verify: "verify-varlen");
+
+    private async Task KillAgainAndAgainAsync(int kills, string run, string verify)
     {
-        int kills = 20 * TestScale.Factor;
         string directory = _directory.NewSubdirectory();
         var random = new Random(20261121);
         int verified = 0;
         int killedWhileRecovering = 0;
         var outputs = new List<string>();
-        for (int run = 0; run < kills; run++)
+        for (int attempt = 0; attempt < kills; attempt++)
         {
-            using var helper = Helper.Start("run", directory, run.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            using var helper = Helper.Start(run, directory, attempt.ToString(System.Globalization.CultureInfo.InvariantCulture));
             bool duringRecovery = random.Next(4) == 0;
             if (duringRecovery)
             {
@@ -55,16 +63,16 @@ public sealed class CrashTests : IDisposable
 
             bool wasRecovering = !helper.HasSeen("running");
             helper.Kill();
-            outputs.Add($"run {run}: {helper.Output}");
+            outputs.Add($"run {attempt}: {helper.Output}");
             Assert.True(helper.ExitCode is null or 137 or -1,
-                $"Run {run} exited by itself ({helper.ExitCode}) before it was killed:{Environment.NewLine}{helper.Output}");
+                $"Run {attempt} exited by itself ({helper.ExitCode}) before it was killed:{Environment.NewLine}{helper.Output}");
             if (wasRecovering)
             {
                 killedWhileRecovering++;
             }
         }
 
-        using var final = Helper.Start("verify", directory);
+        using var final = Helper.Start(verify, directory);
         int exitCode = await final.WaitForExitAsync(StartupTimeout);
         Assert.True(exitCode == 0, $"The final recovery failed ({exitCode}):{Environment.NewLine}{final.Output}");
         Assert.Contains("verified", final.Output, StringComparison.Ordinal);
