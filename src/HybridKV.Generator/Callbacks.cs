@@ -24,6 +24,7 @@ internal sealed record Callback(string Name, SpecialType Returns, ImmutableArray
     public string ReturnKeyword => Returns switch
     {
         SpecialType.System_Int64 => "long",
+        SpecialType.System_Int32 => "int",
         SpecialType.System_Boolean => "bool",
         _ => "void",
     };
@@ -44,6 +45,8 @@ internal static class Callbacks
     public const string ReadCompletionCallback = nameof(ReadCompletionCallback);
     public const string RMWCompletionCallback = nameof(RMWCompletionCallback);
     public const string DeleteCompletionCallback = nameof(DeleteCompletionCallback);
+    public const string GetInitialValueLength = nameof(GetInitialValueLength);
+    public const string GetUpdatedValueLength = nameof(GetUpdatedValueLength);
 
     public static readonly ImmutableArray<Callback> All =
     [
@@ -71,7 +74,15 @@ internal static class Callbacks
             (RefKind.None, Role.Status, "status")),
         Make(DeleteCompletionCallback, SpecialType.System_Void, (RefKind.In, Role.Key, "key"),
             (RefKind.None, Role.Context, "context"), (RefKind.None, Role.Status, "status")),
+        Make(GetInitialValueLength, SpecialType.System_Int32, (RefKind.In, Role.Key, "key"),
+            (RefKind.In, Role.Input, "input")),
+        Make(GetUpdatedValueLength, SpecialType.System_Int32, (RefKind.In, Role.Key, "key"),
+            (RefKind.In, Role.Input, "input"), (RefKind.In, Role.Value, "value")),
     ];
+
+    /// <summary>Whether the store calls a callback at all: the value lengths only for byte-sequence values.</summary>
+    public static bool AppliesTo(Callback callback, bool variableValue) =>
+        variableValue || (callback.Name != GetInitialValueLength && callback.Name != GetUpdatedValueLength);
 
     public static Callback Named(string name) => All.First(callback => callback.Name == name);
 

@@ -22,6 +22,11 @@ internal static class FunctionsEmitter
         bool first = true;
         foreach (Callback callback in Callbacks.All)
         {
+            if (!Callbacks.AppliesTo(callback, model.VariableValue))
+            {
+                continue;
+            }
+
             if (!first)
             {
                 writer.Line();
@@ -86,15 +91,18 @@ internal static class FunctionsEmitter
             return [Call(callback.Name)];
         }
 
-        bool integralKey = model.KeyHash == KeyHashKind.Integral;
+        if (callback.Name is Callbacks.GetHashCode64 or Callbacks.KeyEquals)
+        {
+            return KeyBody(callback.Name, model.KeyHash);
+        }
+
+        if (model.VariableValue)
+        {
+            return ByteSequenceValueBody(callback, model);
+        }
+
         return callback.Name switch
         {
-            Callbacks.GetHashCode64 => integralKey
-                ? ["global::HybridKV.KeyHashing.Mix(unchecked((long)key));"]
-                : ["global::HybridKV.KeyHashing.HashBytes(in key);"],
-            Callbacks.KeyEquals => integralKey
-                ? ["first == second;"]
-                : ["global::HybridKV.KeyHashing.BytesEqual(in first, in second);"],
             Callbacks.SingleReader => model.Writes(Callbacks.ConcurrentReader)
                 ? [Call(Callbacks.ConcurrentReader)]
                 : ["output = value;"],
@@ -114,6 +122,47 @@ internal static class FunctionsEmitter
                 : ["value = input;"],
             Callbacks.CopyUpdater => ["newValue = oldValue;", "InPlaceUpdater(in key, in input, ref newValue);"],
             Callbacks.InitialUpdater => ["value = default;", "InPlaceUpdater(in key, in input, ref value);"],
+            _ => [],
+        };
+    }
+
+    private static string[] KeyBody(string name, KeyHashKind hash) => (name, hash) switch
+    {
+        (Callbacks.GetHashCode64, KeyHashKind.Integral) => ["global::HybridKV.KeyHashing.Mix(unchecked((long)key));"],
+        (Callbacks.GetHashCode64, KeyHashKind.ByteSequence) =>
+            ["global::HybridKV.KeyHashing.HashSpan(key.AsReadOnlySpan());"],
+        (Callbacks.GetHashCode64, _) => ["global::HybridKV.KeyHashing.HashBytes(in key);"],
+        (_, KeyHashKind.Integral) => ["first == second;"],
+        (_, KeyHashKind.ByteSequence) =>
+            ["global::System.MemoryExtensions.SequenceEqual(first.AsReadOnlySpan(), second.AsReadOnlySpan());"],
+        _ => ["global::HybridKV.KeyHashing.BytesEqual(in first, in second);"],
+    };
+
+    /// <summary>
+    /// Defaults over byte-sequence values: bytes are copied, never the <c>VarBytes</c> that describes them (it points
+    /// into the log or at the caller's memory). The parser has checked that every default used here applies: reads
+    /// need a <c>VarBytesOutput</c>, and RMW defaults a <c>VarBytes</c> input, which they store.
+    /// </summary>
+    private static string[] ByteSequenceValueBody(Callback callback, StoreModel model)
+    {
+        string Call(string name) => $"{model.FullClassName}.{name}({Arguments(Callbacks.Named(name))});";
+        const string StoreInput = "input.AsReadOnlySpan().CopyTo(value.AsSpan());";
+        return callback.Name switch
+        {
+            Callbacks.SingleReader => model.Writes(Callbacks.ConcurrentReader)
+                ? [Call(Callbacks.ConcurrentReader)]
+                : ["output.SetValue(value.AsReadOnlySpan());"],
+            Callbacks.ConcurrentReader => ["SingleReader(in key, in input, in value, ref output);"],
+            Callbacks.SingleWriter => model.Writes(Callbacks.ConcurrentWriter)
+                ? [Call(Callbacks.ConcurrentWriter)]
+                : ["source.AsReadOnlySpan().CopyTo(destination.AsSpan());"],
+            Callbacks.ConcurrentWriter => model.Writes(Callbacks.SingleWriter)
+                ? [Call(Callbacks.SingleWriter)]
+                : ["source.AsReadOnlySpan().CopyTo(destination.AsSpan());"],
+            Callbacks.GetInitialValueLength or Callbacks.GetUpdatedValueLength => ["input.Length;"],
+            Callbacks.InitialUpdater => [StoreInput],
+            Callbacks.InPlaceUpdater => ["value.Length = input.Length;", StoreInput],
+            Callbacks.CopyUpdater => ["input.AsReadOnlySpan().CopyTo(newValue.AsSpan());"],
             _ => [],
         };
     }

@@ -101,9 +101,86 @@ internal static class SessionClassEmitter
         Forward(writer, "Completes once every operation up to the serial number is in a durable checkpoint.",
             $"{Tasks}.Task WaitForCommitAsync(long serialNo, {Token} cancellationToken = default)",
             "_session.WaitForCommitAsync(serialNo, cancellationToken)");
+        if (model.VariableKey)
+        {
+            EmitByteSequenceForms(writer, model);
+        }
+
         writer.Line("/// <summary>Closes the session; its commit points stay recorded for the next checkpoint.</summary>")
             .Line("public void Dispose() => _session.Dispose();")
             .Close();
+    }
+
+    /// <summary>
+    /// The span, memory and UTF-8 string forms of <c>HybridKV.VarBytesSessionExtensions</c>, for byte-sequence keys
+    /// (and values, and reads into buffers or pooled memory where the types allow them).
+    /// </summary>
+    private static void EmitByteSequenceForms(SourceWriter writer, StoreModel model)
+    {
+        const string Status = "global::HybridKV.Status";
+        const string Bytes = "global::System.ReadOnlySpan<byte>";
+        const string Memory = "global::System.ReadOnlyMemory<byte>";
+        const string Token = "global::System.Threading.CancellationToken";
+        const string Tasks = "global::System.Threading.Tasks";
+        const string Owner = "global::System.Buffers.IMemoryOwner<byte>";
+        const string Extensions = "global::HybridKV.VarBytesSessionExtensions";
+        bool inputIsBytes = model.Input == "global::HybridKV.VarBytes";
+
+        foreach (string key in new[] { Bytes, "string" })
+        {
+            string what = key == "string" ? "a UTF-8 string key" : "a byte-sequence key";
+            if (model.VariableValue)
+            {
+                Forward(writer, $"Inserts or overwrites the value of {what}.",
+                    $"{Status} Upsert({key} key, {Bytes} value)", $"{Extensions}.Upsert(_session, key, value)");
+            }
+
+            if (model.ReadsIntoBytes)
+            {
+                Forward(writer, $"Reads the value of {what} into a buffer (if it fits), waiting for the device.",
+                    $"{Status} Read({key} key, global::System.Span<byte> destination, out int valueLength)",
+                    $"{Extensions}.Read(_session, key, destination, out valueLength)");
+                Forward(writer, $"Reads the value of {what} into pooled memory (dispose it), waiting for the device.",
+                    $"{Status} Read({key} key, out {Owner}? value)", $"{Extensions}.Read(_session, key, out value)");
+            }
+
+            if (inputIsBytes)
+            {
+                Forward(writer, $"Read-modify-write of {what} with a byte-sequence input.",
+                    $"{Status} RMW({key} key, {Bytes} input)", $"{Extensions}.RMW(_session, key, input)");
+            }
+
+            Forward(writer, $"Deletes {what}.", $"{Status} Delete({key} key)", $"{Extensions}.Delete(_session, key)");
+        }
+
+        if (!model.VariableValue)
+        {
+            Forward(writer, "Inserts or overwrites the value of a byte-sequence key.",
+                $"{Status} Upsert({Bytes} key, in {model.Value} value)", $"{Extensions}.Upsert(_session, key, in value)");
+        }
+
+        Forward(writer, "Reads a byte-sequence key with the session's output type.",
+            $"{Status} Read({Bytes} key, ref {model.Output} output)", $"{Extensions}.Read(_session, key, ref output)");
+        Forward(writer, "Read-modify-write of a byte-sequence key.",
+            $"{Status} RMW({Bytes} key, in {model.Input} input)", $"{Extensions}.RMW(_session, key, in input)");
+        if (model.VariableValue)
+        {
+            Forward(writer, "Inserts or overwrites a value, awaiting log space; the memory stays pinned meanwhile.",
+                $"{Tasks}.ValueTask<{Status}> UpsertAsync({Memory} key, {Memory} value, {Token} cancellationToken = default)",
+                $"{Extensions}.UpsertAsync(_session, key, value, cancellationToken)");
+        }
+
+        if (model.ReadsIntoBytes)
+        {
+            Forward(writer, "Reads a value into pooled memory, awaiting the device.",
+                $"{Tasks}.ValueTask<global::HybridKV.ReadResult<{Owner}?>> ReadAsync({Memory} key, " +
+                $"{Token} cancellationToken = default)",
+                $"{Extensions}.ReadAsync(_session, key, cancellationToken)");
+        }
+
+        Forward(writer, "Deletes a byte-sequence key, awaiting the device or log space.",
+            $"{Tasks}.ValueTask<{Status}> DeleteAsync({Memory} key, {Token} cancellationToken = default)",
+            $"{Extensions}.DeleteAsync(_session, key, cancellationToken)");
     }
 
     private static void Forward(SourceWriter writer, string summary, string signature, string call)

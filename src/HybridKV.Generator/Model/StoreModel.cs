@@ -19,6 +19,9 @@ namespace HybridKV.Generator.Model;
 /// <param name="UserCallbacks">The names of the callbacks the class writes itself.</param>
 /// <param name="StoreTypeName">The name of the generated store class.</param>
 /// <param name="SessionTypeName">The name of the generated session class.</param>
+/// <param name="VariableValue">Whether values are byte sequences (<c>HybridKV.VarBytes</c>).</param>
+/// <param name="ReadsIntoBytes">Whether the output is <c>HybridKV.VarBytesOutput</c> over byte-sequence values, so
+/// that reads copy into a caller's buffer or pooled memory.</param>
 internal sealed record StoreModel(
     string? Namespace,
     EquatableArray<ContainingTypeModel> ContainingTypes,
@@ -34,8 +37,13 @@ internal sealed record StoreModel(
     KeyHashKind KeyHash,
     EquatableArray<string> UserCallbacks,
     string StoreTypeName,
-    string SessionTypeName)
+    string SessionTypeName,
+    bool VariableValue,
+    bool ReadsIntoBytes)
 {
+    /// <summary>Whether keys are byte sequences (<c>HybridKV.VarBytes</c>).</summary>
+    public bool VariableKey => KeyHash == KeyHashKind.ByteSequence;
+
     public bool Writes(string callback)
     {
         foreach (string name in UserCallbacks)
@@ -61,4 +69,7 @@ internal enum KeyHashKind
 
     /// <summary>Any other unmanaged struct: its bytes are hashed and compared.</summary>
     Bytes,
+
+    /// <summary>A byte sequence (<c>HybridKV.VarBytes</c>): the bytes it describes are hashed and compared.</summary>
+    ByteSequence,
 }

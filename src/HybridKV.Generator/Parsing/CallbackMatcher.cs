@@ -17,6 +17,11 @@ internal static class CallbackMatcher
         var written = new List<string>();
         foreach (Callback callback in Callbacks.All)
         {
+            if (!Callbacks.AppliesTo(callback, types.VariableValue))
+            {
+                continue;
+            }
+
             IMethodSymbol[] candidates = [.. type.GetMembers(callback.Name).OfType<IMethodSymbol>()];
             if (candidates.Length == 0)
             {
@@ -46,14 +51,31 @@ internal static class CallbackMatcher
 
         bool Writes(string name) => written.Contains(name);
 
-        if (!Writes(Callbacks.SingleReader) && !Writes(Callbacks.ConcurrentReader) && !types.OutputIsValue)
+        if (!Writes(Callbacks.SingleReader) && !Writes(Callbacks.ConcurrentReader) && !types.ReaderHasDefault)
         {
-            Missing("a SingleReader or ConcurrentReader callback",
-                $"the Output type '{types.Output.ToDisplayString()}' is not the Value type " +
-                $"'{types.Value.ToDisplayString()}', so a read cannot just copy the value");
+            Missing("a SingleReader or ConcurrentReader callback", types.VariableValue
+                ? $"the Output type '{types.Output.ToDisplayString()}' is not HybridKV.VarBytesOutput, so a read " +
+                  "cannot just copy the value's bytes"
+                : $"the Output type '{types.Output.ToDisplayString()}' is not the Value type " +
+                  $"'{types.Value.ToDisplayString()}', so a read cannot just copy the value");
         }
 
-        if (!Writes(Callbacks.InPlaceUpdater) && !Writes(Callbacks.CopyUpdater) && !types.InputIsValue)
+        if (types.VariableValue && !types.InputIsValue)
+        {
+            // A byte-sequence value's updaters cannot be derived from one another: a copy needs room sized first.
+            string[] needed = [Callbacks.GetInitialValueLength, Callbacks.GetUpdatedValueLength, Callbacks.InitialUpdater,
+                Callbacks.InPlaceUpdater, Callbacks.CopyUpdater];
+            string[] missing = [.. needed.Where(name => !Writes(name))];
+            if (missing.Length > 0)
+            {
+                Missing($"{string.Join(", ", missing)} callback{(missing.Length > 1 ? "s" : string.Empty)}",
+                    $"the Value type is HybridKV.VarBytes and the Input type '{types.Input.ToDisplayString()}' is " +
+                    "not, so an RMW must say how long the value it writes is and write it");
+            }
+        }
+
+        if (!types.VariableValue && !Writes(Callbacks.InPlaceUpdater) && !Writes(Callbacks.CopyUpdater) &&
+            !types.InputIsValue)
         {
             Missing("an InPlaceUpdater or CopyUpdater callback",
                 $"the Input type '{types.Input.ToDisplayString()}' is not the Value type " +

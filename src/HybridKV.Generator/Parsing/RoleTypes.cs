@@ -22,4 +22,10 @@ internal sealed record RoleTypes(
     public bool InputIsValue => SymbolEqualityComparer.Default.Equals(Input, Value);
 
     public bool OutputIsValue => SymbolEqualityComparer.Default.Equals(Output, Value);
+
+    /// <summary>Whether values are byte sequences (<c>HybridKV.VarBytes</c>).</summary>
+    public bool VariableValue => TypeRules.IsByteSequence(Value);
+
+    /// <summary>Whether a read can copy the value out without a reader callback.</summary>
+    public bool ReaderHasDefault => VariableValue ? TypeRules.IsByteSequenceOutput(Output) : OutputIsValue;
 }

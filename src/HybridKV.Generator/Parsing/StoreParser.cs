@@ -86,7 +86,9 @@ internal static class StoreParser
             TypeRules.HashKind(types.Key),
             new EquatableArray<string>(written),
             arguments.StoreTypeName,
-            arguments.SessionTypeName);
+            arguments.SessionTypeName,
+            types.VariableValue,
+            types.VariableValue && TypeRules.IsByteSequenceOutput(types.Output));
         return Result(model, diagnostics);
     }
 

@@ -44,8 +44,18 @@ internal static class TypeRules
             : "keys and values are copied into the log as raw bytes, so they must be unmanaged structs " +
               $"with no references, and {(type.IsReferenceType ? "it is a reference type" : "it holds references")}";
 
+    /// <summary>Whether a type is <c>HybridKV.VarBytes</c>, the byte sequence the store keeps with its length.</summary>
+    public static bool IsByteSequence(ITypeSymbol type) => IsHybridKVType(type, "VarBytes");
+
+    /// <summary>Whether a type is <c>HybridKV.VarBytesOutput</c>.</summary>
+    public static bool IsByteSequenceOutput(ITypeSymbol type) => IsHybridKVType(type, "VarBytesOutput");
+
+    private static bool IsHybridKVType(ITypeSymbol type, string name) =>
+        type.Name == name && type.ContainingNamespace is { Name: "HybridKV", ContainingNamespace.IsGlobalNamespace: true };
+
     public static KeyHashKind HashKind(ITypeSymbol key) =>
-        key.TypeKind == TypeKind.Enum || key.SpecialType is SpecialType.System_Int64 or SpecialType.System_UInt64
+        IsByteSequence(key) ? KeyHashKind.ByteSequence
+        : key.TypeKind == TypeKind.Enum || key.SpecialType is SpecialType.System_Int64 or SpecialType.System_UInt64
             or SpecialType.System_Int32 or SpecialType.System_UInt32 or SpecialType.System_Int16
             or SpecialType.System_UInt16 or SpecialType.System_Byte or SpecialType.System_SByte
             or SpecialType.System_Char or SpecialType.System_IntPtr or SpecialType.System_UIntPtr

@@ -204,11 +204,115 @@ public sealed class GeneratedStoreBehaviourTests
         Assert.Equal("14", RunProbe(source));
     }
 
-    private static string RunProbe(string source)
+    [Fact]
+    [Trait("Category", "VarLen")]
+    public void Byte_sequence_keys_and_values_get_span_and_string_operations_and_sized_updaters()
+    {
+        string source = $$"""
+            using System;
+            using System.Buffers;
+            using System.Collections.Generic;
+            using System.Text;
+            using HybridKV;
+
+            namespace Users;
+
+            /// <summary>Documents by name; an RMW with a defaulted (byte) input stores it.</summary>
+            [GeneratedStore(Key = typeof(VarBytes), Value = typeof(VarBytes), Input = typeof(VarBytes),
+                Output = typeof(VarBytesOutput))]
+            public static partial class Documents
+            {
+            }
+
+            /// <summary>Visit counters under string keys, as UTF-8: a byte value that grows by one byte per visit.</summary>
+            [GeneratedStore(Key = typeof(VarBytes), Value = typeof(VarBytes), Input = typeof(byte),
+                Output = typeof(int))]
+            public static partial class Visits
+            {
+                private static void SingleReader(in VarBytes key, in byte input, in VarBytes value, ref int output) =>
+                    output = value.Length;
+
+                private static int GetInitialValueLength(in VarBytes key, in byte input) => 1;
+
+                private static int GetUpdatedValueLength(in VarBytes key, in byte input, in VarBytes value) =>
+                    value.Length + 1;
+
+                private static void InitialUpdater(in VarBytes key, in byte input, ref VarBytes value) =>
+                    value.AsSpan()[0] = input;
+
+                private static void InPlaceUpdater(in VarBytes key, in byte input, ref VarBytes value)
+                {
+                    value.Length++;
+                    value.AsSpan()[^1] = input;
+                }
+
+                private static void CopyUpdater(in VarBytes key, in byte input, in VarBytes oldValue, ref VarBytes newValue)
+                {
+                    oldValue.AsReadOnlySpan().CopyTo(newValue.AsSpan());
+                    newValue.AsSpan()[^1] = input;
+                }
+            }
+
+            /// <summary>Runs operations against the generated stores.</summary>
+            public static class Probe
+            {
+                /// <summary>Returns what each operation observed.</summary>
+                public static string Run()
+                {
+                    var seen = new List<string>();
+                    using (var store = new Documents.Store({{ProbeSettings}}))
+                    using (Documents.Session session = store.NewSession())
+                    {
+                        seen.Add(session.Upsert("a/1", "first"u8).ToString());
+                        seen.Add(session.Upsert("a/1"u8, "second, longer"u8).ToString());
+                        Span<byte> buffer = stackalloc byte[64];
+                        seen.Add($"{session.Read("a/1", buffer, out int length)}:{Encoding.UTF8.GetString(buffer[..length])}");
+                        seen.Add(session.RMW("a/2", "stored"u8).ToString());
+                        session.Read("a/2"u8, out IMemoryOwner<byte>? value);
+                        using (value)
+                        {
+                            seen.Add(Encoding.UTF8.GetString(value!.Memory.Span));
+                        }
+
+                        seen.Add(session.Delete("a/1").ToString());
+                        seen.Add(session.Read("a/1", out _).ToString());
+                        seen.Add(session.UpsertAsync("a/3"u8.ToArray(), "async"u8.ToArray()).AsTask().GetAwaiter().GetResult().ToString());
+                        ReadResult<IMemoryOwner<byte>?> read = session.ReadAsync("a/3"u8.ToArray()).AsTask().GetAwaiter().GetResult();
+                        using (read.Output)
+                        {
+                            seen.Add($"{read.Status}:{Encoding.UTF8.GetString(read.Output!.Memory.Span)}");
+                        }
+                    }
+
+                    using (var store = new Visits.Store({{ProbeSettings}}))
+                    using (Visits.Session session = store.NewSession())
+                    {
+                        for (int i = 0; i < 20; i++)
+                        {
+                            Status status = session.RMW("home"u8, (byte)i);
+                            if (status == Status.Pending)
+                            {
+                                session.CompletePending(wait: true);
+                            }
+                        }
+
+                        int visits = 0;
+                        seen.Add($"{session.Read("home"u8, ref visits)}:{visits}");
+                    }
+
+                    return string.Join(",", seen);
+                }
+            }
+            """;
+
+        Assert.Equal("Ok,Ok,Ok:second, longer,Ok,stored,Ok,NotFound,Ok,Ok:async,Ok:20", RunProbe(source, stores: 2));
+    }
+
+    private static string RunProbe(string source, int stores = 1)
     {
         GeneratorHarness.Generated generated = GeneratorHarness.Run(source);
         Assert.Empty(generated.Diagnostics);
-        Assert.Single(generated.Sources);
+        Assert.Equal(stores, generated.Sources.Count);
         Assert.Empty(generated.CompilerProblems);
         Assembly assembly = generated.Load();
         MethodInfo run = assembly.GetTypes().Single(type => type.Name == "Probe").GetMethod("Run")!;

@@ -97,6 +97,25 @@ public sealed class GeneratorDiagnosticTests
             "Counter"
         },
         {
+            "HKV006",
+            "[GeneratedStore(Key = typeof(VarBytes), Value = typeof(VarBytes))] internal partial class Blobs { }",
+            "'Blobs' needs a SingleReader or ConcurrentReader callback: the Output type 'HybridKV.VarBytes' is not " +
+            "HybridKV.VarBytesOutput, so a read cannot just copy the value's bytes", "Blobs"
+        },
+        {
+            "HKV006",
+            "[GeneratedStore(Key = typeof(VarBytes), Value = typeof(VarBytes), Input = typeof(long), Output = typeof(VarBytesOutput))] internal partial class Blobs { private static void InPlaceUpdater(in VarBytes key, in long input, ref VarBytes value) { } }",
+            "'Blobs' needs GetInitialValueLength, GetUpdatedValueLength, InitialUpdater, CopyUpdater callbacks: the " +
+            "Value type is HybridKV.VarBytes and the Input type 'long' is not, so an RMW must say how long the value " +
+            "it writes is and write it", "Blobs"
+        },
+        {
+            "HKV003",
+            "[GeneratedStore(Key = typeof(VarBytes), Value = typeof(VarBytes), Output = typeof(VarBytesOutput))] internal partial class Blobs { private static long GetInitialValueLength(in VarBytes key, in VarBytes input) => 0; }",
+            "The callback 'GetInitialValueLength' does not have the signature the store calls; expected: static int " +
+            "GetInitialValueLength(in HybridKV.VarBytes key, in HybridKV.VarBytes input)", "GetInitialValueLength"
+        },
+        {
             "HKV007",
             "[GeneratedStore(Key = typeof(long), Value = typeof(long))] internal partial class Counter<T> { }",
             "'Counter' is generic; a generated store needs concrete types", "Counter"
@@ -136,6 +155,8 @@ public sealed class GeneratorDiagnosticTests
         "[GeneratedStore(Key = typeof(long), Value = typeof(long), Input = typeof(int), Output = typeof(string))] internal partial class D { private static void SingleReader(in long key, in int input, in long value, ref string output) => output = value.ToString(System.Globalization.CultureInfo.InvariantCulture); private static void CopyUpdater(in long key, in int input, in long oldValue, ref long newValue) => newValue = oldValue + input; }",
         // Enum and Guid keys, a struct value.
         "internal enum Color { Red, Green } [GeneratedStore(Key = typeof(Color), Value = typeof(System.Guid))] internal partial class E { } [GeneratedStore(Key = typeof(System.Guid), Value = typeof(System.DateTime))] internal partial class F { }",
+        // Byte-sequence keys over a fixed-size value; byte-sequence values under a fixed-size key.
+        "[GeneratedStore(Key = typeof(VarBytes), Value = typeof(long))] internal partial class G { } [GeneratedStore(Key = typeof(long), Value = typeof(VarBytes), Input = typeof(VarBytes), Output = typeof(VarBytesOutput))] internal partial class H { }",
     };
 
     [Theory]
