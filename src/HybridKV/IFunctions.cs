@@ -6,9 +6,13 @@ namespace HybridKV;
 /// time.
 /// </summary>
 /// <remarks>
-/// "Single" callbacks get exclusive access to the value they write or read. "Concurrent" callbacks and
+/// <para>With <see cref="VarBytes"/> keys or values, callbacks receive a <see cref="VarBytes"/> describing the bytes
+/// in the log (valid only during the call); a writer finds <see cref="VarBytes.Length"/> preset to the length the value
+/// is written with and may set it to anything up to <see cref="VarBytes.Capacity"/>. In-place changes of such a value
+/// are serialised by the store, and a concurrent reader may run more than once (the last run's output counts).</para>
+/// <para>"Single" callbacks get exclusive access to the value they write or read. "Concurrent" callbacks and
 /// <see cref="InPlaceUpdater"/> work on a value in the mutable region that other threads may read or update at the
-/// same time: the implementation handles that (for example with <see cref="Interlocked"/> operations).
+/// same time: the implementation handles that (for example with <see cref="Interlocked"/> operations).</para>
 /// </remarks>
 /// <typeparam name="TKey">The key type.</typeparam>
 /// <typeparam name="TValue">The value type.</typeparam>

@@ -10,16 +10,30 @@ namespace HybridKV.Benchmarks.Ycsb;
 /// HybridKV through generated callbacks: the CountStore sample's <see cref="Counts"/> for 8-byte values (atomic add in
 /// place, volatile reads and writes), <see cref="YcsbValue100s"/> for 100-byte values. All in memory
 /// unless a memory budget is given (then the log spills to a file device); with a checkpoint interval, periodic CPR
-/// checkpoints run on a file device beside the log.
+/// checkpoints run on a file device beside the log. The <c>hybridkv-varlen</c> store keeps the same values as byte
+/// sequences (<see cref="YcsbVarValues"/>), in the variable-length record layout.
 /// </summary>
 public static class HybridKvYcsbStore
 {
-    public static IYcsbStore Create(YcsbStoreOptions options) => options.ValueBytes == 8
-        ? new Store<long, Counts.Functions, LongValues>(options)
-        : new Store<Value100, YcsbValue100s.Functions, Value100s>(options);
+    public static IYcsbStore Create(YcsbStoreOptions options, bool variableLength = false)
+    {
+        if (variableLength)
+        {
+            YcsbVarValues.InitialLength = options.ValueBytes;
+            return new Store<VarBytes, YcsbVarValues.Functions, VarBytesValues>(options, "hybridkv-varlen",
+                VarRecordBytes(options.ValueBytes));
+        }
+
+        return options.ValueBytes == 8
+            ? new Store<long, Counts.Functions, LongValues>(options, "hybridkv", RecordBytes(8))
+            : new Store<Value100, YcsbValue100s.Functions, Value100s>(options, "hybridkv", RecordBytes(100));
+    }
 
     /// <summary>Bytes per record: header, key, value rounded up to 8.</summary>
     public static long RecordBytes(int valueBytes) => 8 + 8 + ((valueBytes + 7) & ~7);
+
+    /// <summary>Bytes per variable-layout record: header, lengths, key, value length and lock, value rounded up to 8.</summary>
+    public static long VarRecordBytes(int valueBytes) => 8 + 8 + 8 + ((8 + valueBytes + 7) & ~7);
 
     /// <summary>The working set: index buckets and records, what the memory probe's array matches.</summary>
     public static long WorkingSetBytes(long keys, int valueBytes, long indexBuckets) =>
@@ -32,12 +46,15 @@ public static class HybridKvYcsbStore
     {
         private readonly HybridKVStore<long, TValue, long, long, Empty, TFunctions> _store;
         private readonly LocalFileDevice? _device;
+        private readonly int _valueBytes;
         private long _checkpointsCommitted;
         private bool _watchingCommits; // workers are created on the runner's thread
 
-        public Store(YcsbStoreOptions options)
+        public Store(YcsbStoreOptions options, string name, long recordBytes)
         {
-            long dataBytes = options.Keys * RecordBytes(options.ValueBytes);
+            Name = name;
+            _valueBytes = options.ValueBytes;
+            long dataBytes = options.Keys * recordBytes;
             bool needsDevice = options.MemoryMb is not null || options.CheckpointEvery is not null;
             if (needsDevice)
             {
@@ -71,15 +88,16 @@ public static class HybridKvYcsbStore
             });
         }
 
-        public string Name => "hybridkv";
+        public string Name { get; }
 
         public void Load(long keys, int threads, Action<long> progress) =>
             YcsbLoad.Split(keys, threads, progress, (first, end) =>
             {
                 using Session<long, TValue, long, long, Empty, TFunctions> session = _store.NewSession();
+                var values = new ValueScratch<TValue, TValues>(_valueBytes);
                 for (long key = first; key < end; key++)
                 {
-                    TValue value = TValues.From(key);
+                    TValue value = values.From(key);
                     session.Upsert(key, value);
                 }
 
@@ -96,7 +114,7 @@ public static class HybridKvYcsbStore
                 session.Committed += (_, _) => Interlocked.Increment(ref _checkpointsCommitted);
             }
 
-            return new Worker(session);
+            return new Worker(session, new ValueScratch<TValue, TValues>(_valueBytes));
         }
 
         public long CheckpointsCommitted => Interlocked.Read(ref _checkpointsCommitted);
@@ -107,7 +125,8 @@ public static class HybridKvYcsbStore
             _device?.Dispose();
         }
 
-        private sealed class Worker(Session<long, TValue, long, long, Empty, TFunctions> session) : IYcsbWorker
+        private sealed class Worker(
+            Session<long, TValue, long, long, Empty, TFunctions> session, ValueScratch<TValue, TValues> values) : IYcsbWorker
         {
             public long Run(YcsbStreams streams, int start, int count)
             {
@@ -130,7 +149,7 @@ public static class HybridKvYcsbStore
 
                             break;
                         case YcsbOperation.Upsert:
-                            TValue value = TValues.From(i);
+                            TValue value = values.From(i);
                             session.Upsert(key, value);
                             break;
                         case YcsbOperation.RMW:
@@ -149,5 +168,20 @@ public static class HybridKvYcsbStore
 
             public void Dispose() => session.Dispose();
         }
+    }
+
+    /// <summary>
+    /// Where one thread builds the values it upserts: a fixed-size value is built on the stack; a byte-sequence value
+    /// in a pinned buffer of the run's value size that this scratch owns.
+    /// </summary>
+    private sealed class ValueScratch<TValue, TValues>(int valueBytes)
+        where TValue : unmanaged
+        where TValues : IYcsbValues<TValue>
+    {
+        private readonly byte[] _buffer = GC.AllocateArray<byte>(Math.Max(valueBytes, 8), pinned: true);
+
+        public TValue From(long number) => typeof(TValue) == typeof(VarBytes)
+            ? (TValue)(object)VarBytesValues.Fill(_buffer, valueBytes, number)
+            : TValues.From(number);
     }
 }

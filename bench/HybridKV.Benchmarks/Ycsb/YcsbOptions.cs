@@ -24,11 +24,12 @@ public sealed record YcsbOptions(
     public const long SmallKeys = 2_500_000;
     public const long MediumKeys = 32_000_000;
 
-    public static readonly string[] KnownStores = ["hybridkv", "concurrentdictionary", "faster", "rocksdb"];
+    public static readonly string[] KnownStores = ["hybridkv", "hybridkv-varlen", "concurrentdictionary", "faster", "rocksdb"];
 
     public const string Usage = """
         ycsb [options]      YCSB workloads on HybridKV and its baselines, one store after another in this process
-          --store LIST            hybridkv,concurrentdictionary,faster,rocksdb (default hybridkv,concurrentdictionary)
+          --store LIST            hybridkv,hybridkv-varlen,concurrentdictionary,faster,rocksdb
+                                  (default hybridkv,concurrentdictionary; hybridkv-varlen keeps values as byte sequences)
           --profile small|medium  2.5M or 32M keys (default small)
           --keys N                keys to preload (overrides --profile)
           --dist LIST             uniform,zipf (zipf: theta 0.99, ranks scrambled; default both)

@@ -108,9 +108,12 @@ public static class YcsbRunner
             options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode);
         string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}";
         Console.WriteLine($"{label}: loading {options.Keys:N0} keys");
-        using IYcsbStore store = storeName == "hybridkv"
-            ? HybridKvYcsbStore.Create(storeOptions)
-            : ConcurrentDictionaryYcsbStore.Create(storeOptions);
+        using IYcsbStore store = storeName switch
+        {
+            "hybridkv" => HybridKvYcsbStore.Create(storeOptions),
+            "hybridkv-varlen" => HybridKvYcsbStore.Create(storeOptions, variableLength: true),
+            _ => ConcurrentDictionaryYcsbStore.Create(storeOptions),
+        };
 
         var load = Stopwatch.StartNew();
         long lastReport = 0;
