@@ -15,7 +15,7 @@ namespace HybridKV.CrashHelper;
 /// </summary>
 internal static class Program
 {
-    private const int Sessions = 3;
+    internal const int Sessions = 3;
     private const int Keys = 200;
 
     private static int _announcedCommit;
@@ -39,9 +39,24 @@ internal static class Program
         }
 
         using var store = new Counts.Store(Settings(directory, running, seed, loggerFactory));
+        return await RecoverCheckAndRunAsync(
+            () => store.RecoverAsync(), recovered => VerifyAsync(store, journal, recovered),
+            s => RunSession(store, journal, s), journal, running);
+    }
 
+    /// <summary>
+    /// What every workload does: recover, check the recovered state (exit 4 for a commit that was lost, 3 for any
+    /// other mismatch), and unless only verifying, run the sessions until killed.
+    /// </summary>
+    internal static async Task<int> RecoverCheckAndRunAsync(
+        Func<Task<RecoveryResult?>> recover,
+        Func<CommitPoint[], Task<string?>> check,
+        Action<int> runSession,
+        Journal journal,
+        bool running)
+    {
         Console.WriteLine("recovering");
-        RecoveryResult? result = await store.RecoverAsync();
+        RecoveryResult? result = await recover();
         var recovered = new CommitPoint[Sessions];
         for (int s = 0; s < Sessions; s++)
         {
@@ -49,7 +64,7 @@ internal static class Program
         }
 
         journal.AppendRecovery(recovered);
-        if (await VerifyAsync(store, journal, recovered) is { } problem)
+        if (await check(recovered) is { } problem)
         {
             Console.WriteLine(problem);
             return problem.StartsWith("LOST", StringComparison.Ordinal) ? 4 : 3;
@@ -62,11 +77,21 @@ internal static class Program
         }
 
         var workers = Enumerable.Range(0, Sessions).Select(s => Task.Factory.StartNew(
-            () => RunSession(store, journal, s), TaskCreationOptions.LongRunning)).ToArray();
+            () => runSession(s), TaskCreationOptions.LongRunning)).ToArray();
         Console.WriteLine("running");
         await Task.WhenAll(workers);
         return 0;
     }
+
+    /// <summary>Journals every commit point session <paramref name="session"/> is told about; announces the first.</summary>
+    internal static EventHandler<CommitPoint> JournalCommits(Journal journal, int session) => (_, point) =>
+    {
+        journal.AppendCommit(session, point);
+        if (Interlocked.Exchange(ref _announcedCommit, 1) == 0)
+        {
+            Console.WriteLine("committed");
+        }
+    };
 
     /// <summary>Small pages and memory over the directory, periodic checkpoints of the seed's mode when running.</summary>
     internal static StoreSettings Settings(
@@ -91,14 +116,7 @@ internal static class Program
     private static void RunSession(Counts.Store store, Journal journal, int s)
     {
         using var session = store.ContinueSession(SessionId(s), out _);
-        session.Committed += (_, point) =>
-        {
-            journal.AppendCommit(s, point);
-            if (Interlocked.Exchange(ref _announcedCommit, 1) == 0)
-            {
-                Console.WriteLine("committed");
-            }
-        };
+        session.Committed += JournalCommits(journal, s);
         while (true)
         {
             long serialNo = session.NextSerialNo;

@@ -10,40 +10,15 @@ namespace HybridKV.CrashHelper;
 /// </summary>
 internal static class VarLenWorkload
 {
-    private const int Sessions = 3;
+    private const int Sessions = Program.Sessions;
     private const int Keys = 50;
-
-    private static int _announcedCommit;
 
     public static async Task<int> RunAsync(StoreSettings settings, Journal journal, bool running)
     {
         using var store = new HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, VarBytesFunctions>(settings);
-        Console.WriteLine("recovering");
-        RecoveryResult? result = await store.RecoverAsync();
-        var recovered = new CommitPoint[Sessions];
-        for (int s = 0; s < Sessions; s++)
-        {
-            recovered[s] = result?.Sessions.GetValueOrDefault(Program.SessionId(s)) ?? CommitPoint.None;
-        }
-
-        journal.AppendRecovery(recovered);
-        if (Verify(store, journal, recovered) is { } problem)
-        {
-            Console.WriteLine(problem);
-            return problem.StartsWith("LOST", StringComparison.Ordinal) ? 4 : 3;
-        }
-
-        Console.WriteLine($"verified version {result?.Version ?? 0}: {string.Join("; ", recovered.Select(p => p.ToString()))}");
-        if (!running)
-        {
-            return 0;
-        }
-
-        var workers = Enumerable.Range(0, Sessions).Select(s => Task.Factory.StartNew(
-            () => RunSession(store, journal, s), TaskCreationOptions.LongRunning)).ToArray();
-        Console.WriteLine("running");
-        await Task.WhenAll(workers);
-        return 0;
+        return await Program.RecoverCheckAndRunAsync(
+            () => store.RecoverAsync(), recovered => Task.FromResult(Verify(store, journal, recovered)),
+            s => RunSession(store, journal, s), journal, running);
     }
 
     private static string KeyOf(int session, long serialNo) => $"{session}/{serialNo % Keys}";
@@ -63,14 +38,7 @@ internal static class VarLenWorkload
         HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, VarBytesFunctions> store, Journal journal, int s)
     {
         using var session = store.ContinueSession(Program.SessionId(s), out _);
-        session.Committed += (_, point) =>
-        {
-            journal.AppendCommit(s, point);
-            if (Interlocked.Exchange(ref _announcedCommit, 1) == 0)
-            {
-                Console.WriteLine("committed");
-            }
-        };
+        session.Committed += Program.JournalCommits(journal, s);
         while (true)
         {
             long serialNo = session.NextSerialNo;
