@@ -90,9 +90,6 @@ public unsafe struct VarBytes
     /// <summary>A copy of the bytes.</summary>
     public readonly byte[] ToArray() => AsReadOnlySpan().ToArray();
 
-    /// <summary>The address of the first byte (internal: the log and pending operations own what it points at).</summary>
-    internal readonly byte* Pointer => _pointer;
-
     /// <summary>The <paramref name="length"/> bytes a pinned memory handle points at.</summary>
     internal static VarBytes Pinned(in System.Buffers.MemoryHandle handle, int length) =>
         new((byte*)handle.Pointer, length, length);

@@ -42,7 +42,7 @@ public static class HybridKvYcsbStore
     private sealed class Store<TValue, TFunctions, TValues> : IYcsbStore
         where TValue : unmanaged
         where TFunctions : struct, IFunctions<long, TValue, long, long, Empty>
-        where TValues : IYcsbValues<TValue>
+        where TValues : IYcsbValueBuilder<TValue>
     {
         private readonly HybridKVStore<long, TValue, long, long, Empty, TFunctions> _store;
         private readonly LocalFileDevice? _device;
@@ -94,10 +94,10 @@ public static class HybridKvYcsbStore
             YcsbLoad.Split(keys, threads, progress, (first, end) =>
             {
                 using Session<long, TValue, long, long, Empty, TFunctions> session = _store.NewSession();
-                var values = new ValueScratch<TValue, TValues>(_valueBytes);
+                byte[] scratch = NewScratch();
                 for (long key = first; key < end; key++)
                 {
-                    TValue value = values.From(key);
+                    TValue value = TValues.Build(key, scratch);
                     session.Upsert(key, value);
                 }
 
@@ -114,10 +114,13 @@ public static class HybridKvYcsbStore
                 session.Committed += (_, _) => Interlocked.Increment(ref _checkpointsCommitted);
             }
 
-            return new Worker(session, new ValueScratch<TValue, TValues>(_valueBytes));
+            return new Worker(session, NewScratch());
         }
 
         public long CheckpointsCommitted => Interlocked.Read(ref _checkpointsCommitted);
+
+        /// <summary>A pinned buffer of the value size, where a thread builds byte-sequence values it upserts.</summary>
+        private byte[] NewScratch() => GC.AllocateArray<byte>(Math.Max(_valueBytes, 8), pinned: true);
 
         public void Dispose()
         {
@@ -126,7 +129,7 @@ public static class HybridKvYcsbStore
         }
 
         private sealed class Worker(
-            Session<long, TValue, long, long, Empty, TFunctions> session, ValueScratch<TValue, TValues> values) : IYcsbWorker
+            Session<long, TValue, long, long, Empty, TFunctions> session, byte[] scratch) : IYcsbWorker
         {
             public long Run(YcsbStreams streams, int start, int count)
             {
@@ -149,7 +152,7 @@ public static class HybridKvYcsbStore
 
                             break;
                         case YcsbOperation.Upsert:
-                            TValue value = values.From(i);
+                            TValue value = TValues.Build(i, scratch);
                             session.Upsert(key, value);
                             break;
                         case YcsbOperation.RMW:
@@ -168,20 +171,5 @@ public static class HybridKvYcsbStore
 
             public void Dispose() => session.Dispose();
         }
-    }
-
-    /// <summary>
-    /// Where one thread builds the values it upserts: a fixed-size value is built on the stack; a byte-sequence value
-    /// in a pinned buffer of the run's value size that this scratch owns.
-    /// </summary>
-    private sealed class ValueScratch<TValue, TValues>(int valueBytes)
-        where TValue : unmanaged
-        where TValues : IYcsbValues<TValue>
-    {
-        private readonly byte[] _buffer = GC.AllocateArray<byte>(Math.Max(valueBytes, 8), pinned: true);
-
-        public TValue From(long number) => typeof(TValue) == typeof(VarBytes)
-            ? (TValue)(object)VarBytesValues.Fill(_buffer, valueBytes, number)
-            : TValues.From(number);
     }
 }

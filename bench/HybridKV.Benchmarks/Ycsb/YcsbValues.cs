@@ -12,9 +12,20 @@ public interface IYcsbValues<TValue>
     static abstract long Counter(TValue value);
 }
 
-/// <summary>8-byte values.</summary>
-public readonly struct LongValues : IYcsbValues<long>
+/// <summary>
+/// Makes the value a HybridKV worker upserts, in <paramref name="scratch"/> (a pinned buffer of the run's value size
+/// that the worker owns) when the value is a byte sequence that must point somewhere.
+/// </summary>
+public interface IYcsbValueBuilder<TValue>
 {
+    static abstract TValue Build(long number, byte[] scratch);
+}
+
+/// <summary>8-byte values.</summary>
+public readonly struct LongValues : IYcsbValues<long>, IYcsbValueBuilder<long>
+{
+    public static long Build(long number, byte[] scratch) => number;
+
     public static long From(long number) => number;
 
     public static long Add(long value, long delta) => value + delta;
@@ -23,8 +34,10 @@ public readonly struct LongValues : IYcsbValues<long>
 }
 
 /// <summary>100-byte values whose first 8 bytes are a counter.</summary>
-public readonly struct Value100s : IYcsbValues<Value100>
+public readonly struct Value100s : IYcsbValues<Value100>, IYcsbValueBuilder<Value100>
 {
+    public static Value100 Build(long number, byte[] scratch) => From(number);
+
     public static Value100 From(long number) => new() { Counter = number };
 
     public static Value100 Add(Value100 value, long delta) => new() { Counter = value.Counter + delta };
@@ -32,25 +45,17 @@ public readonly struct Value100s : IYcsbValues<Value100>
     public static long Counter(Value100 value) => value.Counter;
 }
 
-/// <summary>Byte-sequence values, built by <see cref="Fill"/> in a caller's pinned buffer: the first 8 bytes are a counter.</summary>
-public readonly struct VarBytesValues : IYcsbValues<VarBytes>
+/// <summary>Byte-sequence values of the scratch buffer's length, whose first 8 bytes are a counter.</summary>
+public readonly struct VarBytesValues : IYcsbValueBuilder<VarBytes>
 {
-    public static VarBytes From(long number) =>
-        throw new NotSupportedException("A byte-sequence value needs a buffer to live in: use Fill.");
-
-    public static VarBytes Add(VarBytes value, long delta) =>
-        throw new NotSupportedException("Byte-sequence values are updated in the log, by the store's callbacks.");
-
-    public static long Counter(VarBytes value) => System.Buffers.Binary.BinaryPrimitives.ReadInt64LittleEndian(value.AsReadOnlySpan());
-
-    /// <summary>Writes the counter into <paramref name="pinned"/> and describes its first <paramref name="length"/> bytes.</summary>
-    public static unsafe VarBytes Fill(byte[] pinned, int length, long number)
+    /// <summary>Writes the counter into <paramref name="scratch"/> (allocated pinned) and describes all of it.</summary>
+    public static unsafe VarBytes Build(long number, byte[] scratch)
     {
-        System.Buffers.Binary.BinaryPrimitives.WriteInt64LittleEndian(pinned, number);
-        fixed (byte* start = pinned)
+        System.Buffers.Binary.BinaryPrimitives.WriteInt64LittleEndian(scratch, number);
+        fixed (byte* start = scratch)
         {
             // The array is allocated pinned, so the pointer stays valid after the fixed block.
-            return new VarBytes(start, length);
+            return new VarBytes(start, scratch.Length);
         }
     }
 }

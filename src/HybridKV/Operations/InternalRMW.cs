@@ -74,7 +74,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CopyUpdateRecord(
         ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, in SessionView session)
     {
-        int length = UpdatedLengthOf(Log.GetRecord<TKey, TValue>(sourceAddress), in key, in input);
+        int length = LogRecord<TKey, TValue>.HasVariableValue
+            ? UpdatedLengthOf(Log.GetRecord<TKey, TValue>(sourceAddress), in key, in input)
+            : 0;
         OperationStatus appended = TryAppendRecord(in key, length, slot.Address, tombstone: false, in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)

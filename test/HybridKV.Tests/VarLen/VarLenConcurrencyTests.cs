@@ -143,6 +143,8 @@ public sealed class VarLenConcurrencyTests
         Assert.True(entered.Wait(TimeSpan.FromSeconds(30)));
 
         // Outgrowing the record seals it and copies it, which must wait for the stalled update, or it would lose it.
+        // A correct store cannot finish this append before the release, however long it is given; the delay only
+        // gives a store without the lock time to copy too early, which the final value would then show.
         var growingAppend = Task.Run(() => growing.AppendNow("k"u8, "0123456789"u8));
         Task first = await Task.WhenAny(growingAppend, Task.Delay(TimeSpan.FromMilliseconds(300)));
         Assert.NotSame(growingAppend, first);
