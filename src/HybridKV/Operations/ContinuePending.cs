@@ -16,7 +16,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// <see cref="StartRecordRead"/>); or <see cref="OperationStatus.Pending"/> / <see cref="OperationStatus.RetryLater"/>
     /// to be tried again later.
     /// </returns>
-    public OperationStatus ContinuePending(PendingOperation<TKey, TInput, TOutput, TContext> operation, in SessionView session)
+    public OperationStatus ContinuePending(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, in SessionView session)
     {
         if (!operation.HasRecord)
         {
@@ -46,7 +46,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return OperationStatus.RecordOnStorage;
             }
 
-            return ContinueWithoutRecord(operation, in session);
+            return ContinueWithNewest(operation, record, found: false, in session);
         }
 
         if (operation.Kind != PendingKind.Read && IsFromNextVersion(record.Header, in session))
@@ -54,14 +54,14 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.CrossVersion;
         }
 
-        return ContinueWithRecord(operation, record, in session);
+        return ContinueWithNewest(operation, record, found: true, in session);
     }
 
     /// <summary>
     /// A variable-layout record that the first read did not cover: read again with the size its lengths give, or
     /// fail the operation if the lengths cannot be those of a record (the device returned something else).
     /// </summary>
-    private OperationStatus ReadWholeRecord(PendingOperation<TKey, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record)
+    private OperationStatus ReadWholeRecord(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record)
     {
         int available = operation.BytesRead - operation.RecordOffset;
         if (available >= LogRecord<TKey, TValue>.SizeKnownAfter && operation.RecordSizeHint == 0)
@@ -85,8 +85,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// record of unknown size is read with a first guess that covers its lengths and, for most records, all of it.
     /// </summary>
     public void StartRecordRead(
-        PendingOperation<TKey, TInput, TOutput, TContext> operation,
-        Action<PendingOperation<TKey, TInput, TOutput, TContext>> onCompleted)
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation,
+        Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onCompleted)
     {
         StorageDevice device = Log.Device!;
         long sectorMask = device.SectorSize - 1;
@@ -111,8 +111,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         StorageDevice device,
         long start,
         int length,
-        PendingOperation<TKey, TInput, TOutput, TContext> operation,
-        Action<PendingOperation<TKey, TInput, TOutput, TContext>> onCompleted)
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation,
+        Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onCompleted)
     {
         try
         {
@@ -130,11 +130,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         onCompleted(operation);
     }
 
-    /// <summary>Hands a finished pending operation to its completion callback.</summary>
-    public void ReportCompletion(PendingOperation<TKey, TInput, TOutput, TContext> operation, Status status)
+    /// <summary>Hands a finished pending operation to its completion callback (an upsert has none).</summary>
+    public void ReportCompletion(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, Status status)
     {
         switch (operation.Kind)
         {
+            case PendingKind.Upsert:
+                break;
             case PendingKind.RMW:
                 _functions.RMWCompletionCallback(in operation.Key, in operation.Input, operation.Context, status);
                 break;
@@ -148,72 +150,60 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
     }
 
-    private OperationStatus ContinueWithRecord(
-        PendingOperation<TKey, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record, in SessionView session)
+    /// <summary>
+    /// Finishes a pending operation from the record its device read found (<paramref name="found"/>), or from the
+    /// absence of one. A read decides from it as of when the read was decided. An update decides only if that record
+    /// is still the newest of its key: the index entry must hold what it held when the read was decided, on every
+    /// path (value, tombstone, nothing), or a newer record linked meanwhile (by this session, another, or anything
+    /// else) would be ignored; otherwise the update starts over from the newest record.
+    /// </summary>
+    private OperationStatus ContinueWithNewest(
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record, bool found,
+        in SessionView session)
     {
-        switch (operation.Kind)
+        bool live = found && !record.Header.Tombstone;
+        if (operation.Kind == PendingKind.Read)
         {
-            case PendingKind.Read:
-                if (record.Header.Tombstone)
-                {
-                    return OperationStatus.NotFound;
-                }
-
-                VarBytes scratch = default;
-                _functions.SingleReader(in operation.Key, in operation.Input, in record.ValueRef(ref scratch),
-                    ref operation.Output);
-                return OperationStatus.Success;
-
-            case PendingKind.Delete:
-                if (record.Header.Tombstone)
-                {
-                    return OperationStatus.NotFound;
-                }
-
-                return IsEntryUnchanged(operation, out IndexSlot deleteSlot)
-                    ? Finish(operation, AppendTombstone(ref deleteSlot, in operation.Key, in session), in session)
-                    : Restart(operation, in session);
-
-            default:
-                if (!IsEntryUnchanged(operation, out IndexSlot slot))
-                {
-                    return Restart(operation, in session);
-                }
-
-                OperationStatus status = record.Header.Tombstone
-                    ? CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session)
-                    : CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, in session);
-                return Finish(operation, status, in session);
+            return live ? ReadFrom(operation, record) : OperationStatus.NotFound;
         }
+
+        if (!IsEntryUnchanged(operation, out IndexSlot slot))
+        {
+            return Restart(operation, in session);
+        }
+
+        OperationStatus status = operation.Kind switch
+        {
+            PendingKind.Delete when !live => OperationStatus.NotFound,
+            PendingKind.Delete => AppendTombstone(ref slot, in operation.Key, in session),
+            _ when !live => CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session),
+            _ => CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, in session),
+        };
+        return Finish(operation, status, in session);
     }
 
-    private OperationStatus ContinueWithoutRecord(PendingOperation<TKey, TInput, TOutput, TContext> operation, in SessionView session)
+    private OperationStatus ReadFrom(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record)
     {
-        if (operation.Kind != PendingKind.RMW)
-        {
-            return OperationStatus.NotFound;
-        }
-
-        return IsEntryUnchanged(operation, out IndexSlot slot)
-            ? Finish(operation, CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session), in session)
-            : Restart(operation, in session);
+        VarBytes scratch = default;
+        _functions.SingleReader(in operation.Key, in operation.Input, in record.ValueRef(ref scratch), ref operation.Output);
+        return OperationStatus.Success;
     }
 
     /// <summary>
     /// Whether the key's index entry still holds what it held when the read was decided: then no newer record of the
     /// key exists, and an update built on the record read from the device loses nothing.
     /// </summary>
-    private bool IsEntryUnchanged(PendingOperation<TKey, TInput, TOutput, TContext> operation, out IndexSlot slot)
+    private bool IsEntryUnchanged(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, out IndexSlot slot)
     {
         return Index.TryFindEntry(HashOf(in operation.Key), out slot) && slot.Address == operation.Storage.EntryAddress;
     }
 
     /// <summary>A lost CAS (or no log space) after the read: start the operation over.</summary>
     private OperationStatus Finish(
-        PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, in SessionView session) =>
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, in SessionView session) =>
         status == OperationStatus.RetryNow ? Restart(operation, in session) : status;
 
-    private OperationStatus Restart(PendingOperation<TKey, TInput, TOutput, TContext> operation, in SessionView session)
+    private OperationStatus Restart(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, in SessionView session)
     {
         OperationStatus status;
         StorageRead storageRead;
@@ -223,6 +213,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             {
                 PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, in session, out storageRead),
                 PendingKind.Delete => InternalDelete(in operation.Key, in session, out storageRead),
+                PendingKind.Upsert => UpsertOnRestart(operation, in session, out storageRead),
                 _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
             };
         }
@@ -235,6 +226,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         return status;
+    }
+
+    private OperationStatus UpsertOnRestart(
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, in SessionView session, out StorageRead storageRead)
+    {
+        storageRead = default;
+        return InternalUpsert(in operation.Key, in operation.Value, in session);
     }
 
     private OperationStatus CopyUpdateFrom(
@@ -250,7 +248,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// <summary>How much a first read of a variable-layout record of unknown size asks for (sector-rounded).</summary>
     private const int FirstVariableReadSize = 1024;
 
-    private static unsafe LogRecord<TKey, TValue> RecordIn(PendingOperation<TKey, TInput, TOutput, TContext> operation)
+    private static unsafe LogRecord<TKey, TValue> RecordIn(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
     {
         byte* start = (byte*)operation.Buffer!.Pin().Pointer;
         return new LogRecord<TKey, TValue>(start + operation.RecordOffset);

@@ -9,19 +9,24 @@ internal enum PendingKind : byte
     Read,
     RMW,
     Delete,
+    Upsert,
 }
 
 /// <summary>
-/// An operation parked on its session until CompletePending continues it: either retried from the start (an RMW that
-/// met the fuzzy region, or one that waited for log space), or continued with a record read from the device.
-/// Allocated only when an operation goes pending, never on the in-memory fast path.
+/// An operation parked on its session until it can go on: retried from the start (an RMW that met the fuzzy region,
+/// an operation that waited for log space, or one that waited behind an earlier pending operation of its session on
+/// the same key), or continued with a record read from the device. Allocated only when an operation goes pending,
+/// never on the in-memory fast path.
 /// </summary>
-internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDisposable
+internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> : IDisposable
 {
-    public PendingOperation(PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context)
+    public PendingOperation(PendingKind kind, long keyHash, in TKey key, in TValue value, in TInput input, in TOutput output,
+        TContext context)
     {
         Kind = kind;
+        KeyHash = keyHash;
         Key = key;
+        Value = value;
         Input = input;
         Output = output;
         Context = context;
@@ -31,19 +36,31 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
             _ownedKey = VarBytes.CopyToPinned(ref Unsafe.As<TKey, VarBytes>(ref Key));
         }
 
+        if (typeof(TValue) == typeof(VarBytes) && kind == PendingKind.Upsert)
+        {
+            _ownedValue = VarBytes.CopyToPinned(ref Unsafe.As<TValue, VarBytes>(ref Value));
+        }
+
         if (typeof(TInput) == typeof(VarBytes))
         {
             _ownedInput = VarBytes.CopyToPinned(ref Unsafe.As<TInput, VarBytes>(ref Input));
         }
     }
 
-    // What a VarBytes key or input of this operation points at (pinned arrays, kept alive by these references).
+    // What a VarBytes key, value or input of this operation points at (pinned arrays, kept alive by these references).
     private readonly byte[]? _ownedKey;
+    private readonly byte[]? _ownedValue;
     private readonly byte[]? _ownedInput;
 
     public PendingKind Kind { get; }
 
+    /// <summary>The key's 64-bit hash: what the session orders its pending operations on one key by.</summary>
+    public long KeyHash { get; }
+
     public TKey Key;
+
+    /// <summary>The value of an upsert; unused by the other kinds.</summary>
+    public TValue Value;
 
     public TInput Input;
 
@@ -53,6 +70,9 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
 
     /// <summary>The session serial number the operation took when it was issued.</summary>
     public long SerialNo { get; init; }
+
+    /// <summary>The next pending operation of the same session on the same key, which waits for this one.</summary>
+    public PendingOperation<TKey, TValue, TInput, TOutput, TContext>? NextOnKey { get; set; }
 
     /// <summary>Where the record being (or to be) read lives, and what the index held when the read was decided.</summary>
     public StorageRead Storage { get; set; }
@@ -75,8 +95,13 @@ internal sealed class PendingOperation<TKey, TInput, TOutput, TContext> : IDispo
     /// <summary>Why the device read failed, if it did.</summary>
     public Exception? IoError { get; set; }
 
-    /// <summary>Set for operations started by an asynchronous method, which awaits it.</summary>
+    /// <summary>Set for operations whose caller waits for a task (an asynchronous method, or a blocking read that
+    /// waits inside the call) rather than for <c>CompletePending</c>.</summary>
     public TaskCompletionSource<(Status Status, TOutput Output)>? Completion { get; set; }
+
+    /// <summary>Whether the session's background driver finishes this operation (an asynchronous method's caller
+    /// may be awaiting it while it issues others); otherwise the caller's own <c>CompletePending</c> or wait does.</summary>
+    public bool DrivenInBackground { get; init; }
 
     public void Dispose()
     {

@@ -12,6 +12,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private KeyHash HashOf(in TKey key) => new(_functions.GetHashCode64(in key));
 
+    /// <summary>The key's 64-bit hash, which sessions order their pending operations on one key by.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public long KeyHashOf(in TKey key) => _functions.GetHashCode64(in key);
+
     /// <summary>
     /// Follows the hash chain from <paramref name="address"/> to the newest record of <paramref name="key"/>, stopping
     /// at the first address below <paramref name="minAddress"/> (FASTER's trace_back_until). Returns the record's

@@ -3,144 +3,153 @@ using HybridKV.Operations;
 namespace HybridKV.Sessions;
 
 /// <summary>
-/// The asynchronous operations: the same attempts as the blocking ones, but waiting (for log space, for the device)
-/// with <c>await</c> instead of blocking a thread. An operation that needs no waiting completes synchronously and
-/// allocates nothing.
+/// The asynchronous operations: the same attempt as the blocking ones; an operation that cannot finish at once is
+/// parked and finished by the session's background driver, and the caller awaits its task. So several asynchronous
+/// operations may be in flight on one session (issued without awaiting in between, then awaited in any order or
+/// together), each with its own result. An operation that needs no waiting completes synchronously and allocates
+/// nothing.
 /// </summary>
+/// <remarks>
+/// Cancelling an operation's token stops the wait for it, not the operation: it has its serial number and may
+/// already have taken effect, so it still finishes (in its place in the session's order), and the session stays
+/// usable.
+/// </remarks>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     /// <summary>Reads a key, awaiting the device if the record is not in memory.</summary>
     /// <returns>The status (<see cref="Status.Ok"/> or <see cref="Status.NotFound"/>) and the reader's output.</returns>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
-    public async ValueTask<ReadResult<TOutput>> ReadAsync(
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
+    /// the read itself still completes.</exception>
+    public ValueTask<ReadResult<TOutput>> ReadAsync(
         TKey key, TInput input = default!, TContext context = default!, CancellationToken cancellationToken = default)
     {
-        ThrowIfInProtectedScope();
+        BeginAsync(cancellationToken);
         TOutput output = default!;
-        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: true, TakeSerialNo(),
-            out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
-        if (pending is null)
-        {
-            return new ReadResult<TOutput>(ToStatus(status), output);
-        }
-
-        (Status finalStatus, TOutput finalOutput) = await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false);
-        return new ReadResult<TOutput>(finalStatus, finalOutput);
+        OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context,
+            Waiter.Background, TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
+        return pending is null
+            ? new ValueTask<ReadResult<TOutput>>(new ReadResult<TOutput>(ToStatus(status), output))
+            : AwaitReadAsync(pending, cancellationToken);
     }
 
     /// <summary>Inserts or overwrites a value; awaits (rather than blocks) when the log must first make room.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
-    public async ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default)
-    {
-        ThrowIfInProtectedScope();
-        TakeSerialNo();
-        OperationStatus status = TryUpsertOnce(in key, in value);
-        while (status == OperationStatus.RetryLater)
-        {
-            Task logSpace = _engine.Log.SpaceSignal;
-            status = TryUpsertOnce(in key, in value);
-            if (status == OperationStatus.RetryLater)
-            {
-                await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
-            }
-        }
-
-        return ToStatus(status);
-    }
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
+    /// the upsert itself still completes.</exception>
+    public ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default) =>
+        UpdateAsync(PendingKind.Upsert, in key, in value, default!, default!, cancellationToken);
 
     /// <summary>Read-modify-write, awaiting the device or log space as needed.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the current record.</exception>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
-    public async ValueTask<Status> RMWAsync(
-        TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default)
-    {
-        ThrowIfInProtectedScope();
-        long serialNo = TakeSerialNo();
-        OperationStatus status = TryRMWOnce(in key, in input, context, awaited: true, serialNo,
-                out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
-        while (status == OperationStatus.RetryLater)
-        {
-            Task logSpace = _engine.Log.SpaceSignal;
-            status = TryRMWOnce(in key, in input, context, awaited: true, serialNo, out pending);
-            if (status == OperationStatus.RetryLater)
-            {
-                await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
-            }
-        }
-
-        return pending is null
-            ? ToStatus(status)
-            : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
-    }
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
+    /// the update itself still completes.</exception>
+    public ValueTask<Status> RMWAsync(
+        TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default) =>
+        UpdateAsync(PendingKind.RMW, in key, default!, in input, context, cancellationToken);
 
     /// <summary>Deletes a key, awaiting the device or log space as needed.</summary>
     /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if the key did not exist.</returns>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the current record.</exception>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
-    public async ValueTask<Status> DeleteAsync(
-        TKey key, TContext context = default!, CancellationToken cancellationToken = default)
-    {
-        ThrowIfInProtectedScope();
-        long serialNo = TakeSerialNo();
-        OperationStatus status = TryDeleteOnce(in key, context, awaited: true, serialNo,
-                out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
-        while (status == OperationStatus.RetryLater)
-        {
-            Task logSpace = _engine.Log.SpaceSignal;
-            status = TryDeleteOnce(in key, context, awaited: true, serialNo, out pending);
-            if (status == OperationStatus.RetryLater)
-            {
-                await WaitAsync(logSpace, cancellationToken).ConfigureAwait(false);
-            }
-        }
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
+    /// the delete itself still completes.</exception>
+    public ValueTask<Status> DeleteAsync(
+        TKey key, TContext context = default!, CancellationToken cancellationToken = default) =>
+        UpdateAsync(PendingKind.Delete, in key, default!, default!, context, cancellationToken);
 
-        return pending is null
-            ? ToStatus(status)
-            : (await AwaitPendingAsync(pending, cancellationToken).ConfigureAwait(false)).Status;
-    }
-
-    /// <summary>Completes every pending operation of this session, awaiting the device instead of blocking.</summary>
+    /// <summary>
+    /// Completes every pending operation of this session (those of the blocking methods, reported to their
+    /// completion callbacks, and awaited ones), awaiting the device instead of blocking.
+    /// </summary>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     public async Task CompletePendingAsync(CancellationToken cancellationToken = default)
     {
         ThrowIfInProtectedScope();
         ThrowIfDisposed();
-        while (true)
+        ContinuePendingOnce(PendingDriver.Caller, out _);
+        if (PendingCount == 0)
         {
-            Task readDone = _readDone.NextSignal;
-            Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed = ContinuePendingOnce(out bool waitingForSpace);
-            if (PendingCount == 0)
-            {
-                return;
-            }
+            return;
+        }
 
-            if (!progressed)
+        // Still on the caller's thread and outside any stretch: register before going on elsewhere.
+        Interlocked.Increment(ref _detachedCompleters);
+        Interlocked.Increment(ref _sharers);
+        try
+        {
+            while (true)
             {
-                await WaitAsync(waitingForSpace ? logSpace : readDone, cancellationToken).ConfigureAwait(false);
+                Task progress = _progress.NextSignal;
+                Task logSpace = _engine.Log.SpaceSignal;
+                bool progressed;
+                bool waitingForSpace;
+                Lock();
+                try
+                {
+                    progressed = ContinuePendingOnce(PendingDriver.Detached, out waitingForSpace);
+                }
+                finally
+                {
+                    Unlock();
+                }
+
+                if (PendingCount == 0)
+                {
+                    return;
+                }
+
+                if (!progressed)
+                {
+                    await WaitAsync(waitingForSpace ? logSpace : progress, cancellationToken).ConfigureAwait(false);
+                }
             }
+        }
+        finally
+        {
+            Lock();
+            Interlocked.Decrement(ref _detachedCompleters);
+            Interlocked.Decrement(ref _sharers);
+            Unlock();
         }
     }
 
-    private async Task<(Status Status, TOutput Output)> AwaitPendingAsync(
-        PendingOperation<TKey, TInput, TOutput, TContext> pending, CancellationToken cancellationToken)
+    private void BeginAsync(CancellationToken cancellationToken)
     {
-        Task<(Status, TOutput)> completion = pending.Completion!.Task;
-        while (!completion.IsCompleted)
-        {
-            Task readDone = _readDone.NextSignal;
-            Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed = ContinuePendingOnce(out bool waitingForSpace);
-            if (!progressed && !completion.IsCompleted)
-            {
-                await WaitAsync(waitingForSpace ? logSpace : readDone, cancellationToken).ConfigureAwait(false);
-            }
-        }
+        ThrowIfInProtectedScope();
+        cancellationToken.ThrowIfCancellationRequested();
+    }
 
-        return await completion.ConfigureAwait(false);
+    private ValueTask<Status> UpdateAsync(
+        PendingKind kind, in TKey key, in TValue value, in TInput input, TContext context,
+        CancellationToken cancellationToken)
+    {
+        BeginAsync(cancellationToken);
+        TOutput output = default!;
+        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, Waiter.Background,
+            TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
+        return pending is null
+            ? new ValueTask<Status>(ToStatus(status))
+            : AwaitStatusAsync(pending, cancellationToken);
+    }
+
+    private async ValueTask<ReadResult<TOutput>> AwaitReadAsync(
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> pending, CancellationToken cancellationToken)
+    {
+        DriveInBackground();
+        (Status status, TOutput output) = await pending.Completion!.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        return new ReadResult<TOutput>(status, output);
+    }
+
+    private async ValueTask<Status> AwaitStatusAsync(
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> pending, CancellationToken cancellationToken)
+    {
+        DriveInBackground();
+        return (await pending.Completion!.Task.WaitAsync(cancellationToken).ConfigureAwait(false)).Status;
     }
 
     /// <summary>

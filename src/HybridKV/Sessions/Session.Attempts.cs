@@ -5,11 +5,25 @@ using HybridKV.Operations;
 namespace HybridKV.Sessions;
 
 /// <summary>
-/// One attempt at each operation, under epoch protection. The blocking methods and the asynchronous ones drive these
-/// the same way and differ only in how they wait: for log space, and for pending operations.
+/// One attempt at an operation, under epoch protection: the one place every operation, blocking or asynchronous,
+/// is tried, parked as pending, or held behind an earlier pending operation of the session on the same key.
 /// </summary>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
+    /// <summary>Who waits for an operation that cannot finish in its first attempt.</summary>
+    private enum Waiter : byte
+    {
+        /// <summary>The caller's <see cref="CompletePending"/> finishes it and reports it to the completion callback.</summary>
+        CompletePending,
+
+        /// <summary>The caller blocks on the operation's task, driving completions itself.</summary>
+        Caller,
+
+        /// <summary>An asynchronous method awaits the operation's task; the session's background driver finishes it,
+        /// so that the caller may issue other operations meanwhile.</summary>
+        Background,
+    }
+
     /// <summary>Takes the serial number of a new operation (once per operation, not per attempt).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private long TakeSerialNo()
@@ -30,68 +44,49 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         return state.Phase >= CprPhase.InProgress && _cpr.Version <= state.Version && PendingCount > 0;
     }
 
-    private OperationStatus TryReadOnce(
-        in TKey key, in TInput input, ref TOutput output, TContext context, bool awaited, long serialNo,
-        out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
+    /// <summary>
+    /// One attempt at an operation. It either finishes (a final status), waits for log space without having done
+    /// anything (<see cref="OperationStatus.RetryLater"/>, unless <paramref name="waiter"/> is
+    /// <see cref="Waiter.Background"/>, which parks it instead), or is parked as <paramref name="pending"/>: reading
+    /// the device, to be retried, or held behind an earlier pending operation on its key (FASTER appendix G's
+    /// pending queue, ordered per key so that the session's operations on a key take effect in serial order).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private OperationStatus Attempt(
+        PendingKind kind, in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context,
+        Waiter waiter, long serialNo, out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending)
     {
         pending = null;
         Enter();
         try
         {
-            OperationStatus status = _engine.InternalRead(in key, in input, ref output, out StorageRead storageRead);
-            if (status == OperationStatus.RecordOnStorage)
+            if (_keyOrder.KeyCount != 0 && MustWaitBehindPending(in key))
             {
-                pending = Park(PendingKind.Read, in key, in input, in output, context, awaited, serialNo);
-                pending.Storage = storageRead;
-                StartRead(pending);
+                pending = Park(kind, in key, in value, in input, in output, context, waiter, serialNo,
+                    OperationStatus.Pending, default);
+                return OperationStatus.Pending;
             }
 
-            EndOperationIfDone(status);
-            return status;
-        }
-        finally
-        {
-            Exit();
-        }
-    }
-
-    private OperationStatus TryUpsertOnce(in TKey key, in TValue value)
-    {
-        Enter();
-        try
-        {
-            OperationStatus status;
-            while (ShouldRetryNow(status = _engine.InternalUpsert(in key, in value, in _view)))
-            {
-            }
-
-            EndOperationIfDone(status);
-            return status;
-        }
-        finally
-        {
-            Exit();
-        }
-    }
-
-    private OperationStatus TryRMWOnce(
-        in TKey key, in TInput input, TContext context, bool awaited, long serialNo,
-        out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
-    {
-        pending = null;
-        Enter();
-        try
-        {
             OperationStatus status;
             StorageRead storageRead;
-            while (ShouldRetryNow(status = _engine.InternalRMW(in key, in input, in _view, out storageRead)))
+            do
             {
+                status = kind switch
+                {
+                    PendingKind.Read => _engine.InternalRead(in key, in input, ref output, out storageRead),
+                    PendingKind.RMW => _engine.InternalRMW(in key, in input, in _view, out storageRead),
+                    PendingKind.Delete => _engine.InternalDelete(in key, in _view, out storageRead),
+                    _ => UpsertAttempt(in key, in value, out storageRead),
+                };
             }
+            while (ShouldRetryNow(status));
 
-            if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
+            if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage
+                || (status == OperationStatus.RetryLater && waiter == Waiter.Background))
             {
-                pending = Park(PendingKind.RMW, in key, in input, default!, context, awaited, serialNo);
-                StartOrQueue(pending, status, storageRead);
+                pending = Park(kind, in key, in value, in input, in output, context, waiter, serialNo, status,
+                    storageRead);
+                return OperationStatus.Pending;
             }
 
             EndOperationIfDone(status);
@@ -103,40 +98,21 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
     }
 
-    private OperationStatus TryDeleteOnce(
-        in TKey key, TContext context, bool awaited, long serialNo,
-        out PendingOperation<TKey, TInput, TOutput, TContext>? pending)
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private OperationStatus UpsertAttempt(in TKey key, in TValue value, out StorageRead storageRead)
     {
-        pending = null;
-        Enter();
-        try
-        {
-            OperationStatus status;
-            StorageRead storageRead;
-            while (ShouldRetryNow(status = _engine.InternalDelete(in key, in _view, out storageRead)))
-            {
-            }
-
-            if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage)
-            {
-                pending = Park(PendingKind.Delete, in key, default!, default!, context, awaited, serialNo);
-                StartOrQueue(pending, status, storageRead);
-            }
-
-            EndOperationIfDone(status);
-            return status;
-        }
-        finally
-        {
-            Exit();
-        }
+        storageRead = default;
+        return _engine.InternalUpsert(in key, in value, in _view);
     }
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool MustWaitBehindPending(in TKey key) => _keyOrder.HasPending(_engine.KeyHashOf(in key));
 
     /// <summary>
-    /// Clears the operation in progress once an attempt has finished it (or parked it), while still protected: the
-    /// state machine may cross the session on its behalf as soon as it leaves protection, and must then count this
-    /// operation as done in the version it ran in. An attempt that must wait for log space has done nothing yet and
-    /// stays in progress.
+    /// Clears the operation in progress once an attempt has finished it, while still protected: the state machine
+    /// may cross the session on its behalf as soon as it leaves protection, and must then count this operation as
+    /// done in the version it ran in. An attempt that must wait for log space has done nothing yet and stays in
+    /// progress.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void EndOperationIfDone(OperationStatus status)
@@ -167,53 +143,5 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         return false;
-    }
-
-    /// <summary>Turns the operation in progress into a pending one; from here on it counts among the session's
-    /// pending operations, which relaxed CPR excludes from a commit whose CPR point they straddle.</summary>
-    private PendingOperation<TKey, TInput, TOutput, TContext> Park(
-        PendingKind kind, in TKey key, in TInput input, in TOutput output, TContext context, bool awaited,
-        long serialNo)
-    {
-        _cpr.AddPending(serialNo);
-        _cpr.EndOperation();
-        return new(kind, in key, in input, in output, context)
-        {
-            SerialNo = serialNo,
-            Completion = awaited
-                ? new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously)
-                : null,
-        };
-    }
-
-    private void StartOrQueue(
-        PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status, StorageRead storageRead)
-    {
-        if (status == OperationStatus.RecordOnStorage)
-        {
-            operation.Storage = storageRead;
-            StartRead(operation);
-        }
-        else
-        {
-            _ready.Enqueue(operation);
-        }
-    }
-
-    private static void CompleteAwaiter(PendingOperation<TKey, TInput, TOutput, TContext> operation, OperationStatus status)
-    {
-        if (operation.Completion is not { } completion)
-        {
-            return;
-        }
-
-        if (status == OperationStatus.Failed && operation.IoError is { } error)
-        {
-            completion.TrySetException(error);
-        }
-        else
-        {
-            completion.TrySetResult((ToStatus(status), operation.Output));
-        }
     }
 }

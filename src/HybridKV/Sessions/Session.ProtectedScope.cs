@@ -45,8 +45,24 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 "This session already has an open protected scope; dispose it before beginning another.");
         }
 
-        ProtectOrThrow();
-        _scopeOpen = true;
+        bool locked = LockIfShared();
+        try
+        {
+            if (HasBackgroundWork)
+            {
+                throw new InvalidOperationException(
+                    "Asynchronous operations or CompletePendingAsync of this session are still in flight; await them " +
+                    "before beginning a protected scope, which would hold the epoch while they wait.");
+            }
+
+            ProtectOrThrow();
+            _scopeOpen = true;
+        }
+        finally
+        {
+            UnlockIf(locked);
+        }
+
         _refreshInterval = _attemptsUntilRefresh = refreshInterval;
         return new ProtectedScope(this, ++_scopeGeneration);
     }
@@ -66,8 +82,34 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
     }
 
+    /// <summary>Begins a stretch of the caller's work: the session's lock if it is shared, then protection.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private void Enter()
+    {
+        if (Volatile.Read(ref _sharers) != 0)
+        {
+            EnterShared();
+        }
+        else
+        {
+            EnterProtection();
+        }
+    }
+
+    /// <summary>Ends a stretch of the caller's work.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Exit()
+    {
+        ExitProtection();
+        if (_callerLocked)
+        {
+            _callerLocked = false;
+            Unlock();
+        }
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EnterProtection()
     {
         if (_scopeOpen)
         {
@@ -83,7 +125,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void Exit()
+    private void ExitProtection()
     {
         if (!_scopeOpen)
         {

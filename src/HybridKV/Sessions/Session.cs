@@ -27,14 +27,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private readonly HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> _store;
     private readonly LightEpoch _epoch;
 
-    // Operations to retry now: fuzzy-region RMWs, operations that waited for log space, and finished device reads.
-    private readonly Queue<PendingOperation<TKey, TInput, TOutput, TContext>> _ready = new();
-
-    // Device reads finish on other threads; they land here and wake CompletePending.
-    private readonly ConcurrentQueue<PendingOperation<TKey, TInput, TOutput, TContext>> _readsDone = new();
-    private readonly AsyncSignal _readDone = new();
-    private readonly Action<PendingOperation<TKey, TInput, TOutput, TContext>> _onReadDone;
-    private int _readsInFlight;
+    // Every parked operation not reported yet, however it waits (read, retry, held behind its key, deferred report).
+    private int _pendingCount;
 
     // Serial numbers, CPR version and commit points (CPR §2), shared with the checkpoint state machine.
     private readonly SessionCprState _cpr;
@@ -59,6 +53,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         _epoch = engine.Epoch;
         _epochEntry = epochEntry;
         _onReadDone = OnReadDone;
+        _keyOrder = new();
         _cpr = cpr;
         _strictCpr = engine.StrictCpr;
         _cpr.Committed = point => Committed?.Invoke(this, point);
@@ -122,33 +117,40 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>The serial number of the last operation issued, or 0 before the first.</summary>
     public long LastSerialNo => _cpr.NextSerialNo - 1;
 
-    /// <summary>The number of operations that returned <see cref="Status.Pending"/> and have not completed yet.</summary>
-    public int PendingCount => _ready.Count + Volatile.Read(ref _readsInFlight) + _readsDone.Count;
+    /// <summary>
+    /// The number of operations that went pending (returned <see cref="Status.Pending"/>, or are awaited by an
+    /// asynchronous method) and have not been completed and reported yet.
+    /// </summary>
+    public int PendingCount => Volatile.Read(ref _pendingCount);
 
     /// <summary>Reads a key with the default input.</summary>
     /// <returns><see cref="Status.Ok"/> and <paramref name="output"/> filled by a reader callback,
-    /// <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the record is on the device (the read
-    /// completes in <see cref="CompletePending"/>, which hands the output to the completion callback).</returns>
+    /// <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the record is on the device or an earlier
+    /// operation of this session on the key is pending (the read completes in <see cref="CompletePending"/>, which
+    /// hands the output to the completion callback).</returns>
     public Status Read(in TKey key, ref TOutput output) => Read(in key, default!, ref output, default!);
 
     /// <summary>Reads a key: a reader callback turns the value and <paramref name="input"/> into the output.</summary>
     /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/>, or <see cref="Status.Pending"/> when the
-    /// read finishes in <see cref="CompletePending"/> (the completion callback then receives the output).</returns>
+    /// read finishes in <see cref="CompletePending"/> (the completion callback then receives the output). A read
+    /// sees every earlier operation of this session on the key, pending or not (see the remarks on the
+    /// session).</returns>
     public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        return ToStatus(TryReadOnce(in key, in input, ref output, context, awaited: false, TakeSerialNo(), out _));
+        return ToStatus(Attempt(PendingKind.Read, in key, default!, in input, ref output, context, Waiter.CompletePending,
+            TakeSerialNo(), out _));
     }
 
     /// <summary>
-    /// Reads a key and, if its record is on the device, waits for it (blocking) so that the output is complete on
-    /// return; the completion callback also runs. For readers whose output points at the caller's memory, which must
-    /// not be written after the call returns.
+    /// Reads a key and, if it went pending, waits for it (blocking) so that the output is complete on return; the
+    /// completion callback also runs. For readers whose output points at the caller's memory, which must not be
+    /// written after the call returns.
     /// </summary>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
     internal Status ReadAndWait(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        OperationStatus status = TryReadOnce(in key, in input, ref output, context, awaited: true, TakeSerialNo(),
-            out PendingOperation<TKey, TInput, TOutput, TContext>? pending);
+        OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context, Waiter.Caller,
+            TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         if (pending is null)
         {
             return ToStatus(status);
@@ -157,12 +159,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         Task<(Status Status, TOutput Output)> completion = pending.Completion!.Task;
         while (!completion.IsCompleted)
         {
-            Task readDone = _readDone.NextSignal;
+            Task progress = _progress.NextSignal;
             Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed = ContinuePendingOnce(out bool waitingForSpace);
+            bool progressed = ContinuePendingOnce(PendingDriver.Caller, out bool waitingForSpace);
             if (!progressed && !completion.IsCompleted)
             {
-                WaitUnprotected(waitingForSpace ? logSpace : readDone);
+                WaitUnprotected(waitingForSpace ? logSpace : progress);
             }
         }
 
@@ -171,23 +173,13 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>Inserts or overwrites the value of a key. Never reads the device.</summary>
-    /// <returns><see cref="Status.Ok"/>.</returns>
+    /// <returns><see cref="Status.Ok"/>, or <see cref="Status.Pending"/> when an earlier operation of this session on
+    /// the key is pending: the upsert then takes effect after it, in <see cref="CompletePending"/> (upserts have no
+    /// completion callback).</returns>
     public Status Upsert(in TKey key, in TValue value)
     {
-        TakeSerialNo();
-        OperationStatus status = TryUpsertOnce(in key, in value);
-        while (status == OperationStatus.RetryLater)
-        {
-            // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
-            Task logSpace = _engine.Log.SpaceSignal;
-            status = TryUpsertOnce(in key, in value);
-            if (status == OperationStatus.RetryLater)
-            {
-                WaitUnprotected(logSpace);
-            }
-        }
-
-        return ToStatus(status);
+        TOutput output = default!;
+        return Run(PendingKind.Upsert, in key, in value, default!, ref output, default!);
     }
 
     /// <summary>Read-modify-write with the default context.</summary>
@@ -198,23 +190,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// InPlaceUpdater or CopyUpdater).
     /// </summary>
     /// <returns><see cref="Status.Ok"/>, or <see cref="Status.Pending"/> when the update finishes in
-    /// <see cref="CompletePending"/>.</returns>
+    /// <see cref="CompletePending"/> (its record is on the device or in the fuzzy region, or an earlier operation of
+    /// this session on the key is pending).</returns>
     public Status RMW(in TKey key, in TInput input, TContext context)
     {
-        long serialNo = TakeSerialNo();
-        OperationStatus status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
-        while (status == OperationStatus.RetryLater)
-        {
-            // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
-            Task logSpace = _engine.Log.SpaceSignal;
-            status = TryRMWOnce(in key, in input, context, awaited: false, serialNo, out _);
-            if (status == OperationStatus.RetryLater)
-            {
-                WaitUnprotected(logSpace);
-            }
-        }
-
-        return ToStatus(status);
+        TOutput output = default!;
+        return Run(PendingKind.RMW, in key, default!, in input, ref output, context);
     }
 
     /// <summary>Deletes a key with the default context.</summary>
@@ -222,16 +203,28 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
     /// <summary>Deletes a key.</summary>
     /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/> if the key did not exist, or
-    /// <see cref="Status.Pending"/> when its record is on the device (finished in <see cref="CompletePending"/>).</returns>
+    /// <see cref="Status.Pending"/> when its record is on the device or an earlier operation of this session on the
+    /// key is pending (finished in <see cref="CompletePending"/>).</returns>
     public Status Delete(in TKey key, TContext context)
     {
+        TOutput output = default!;
+        return Run(PendingKind.Delete, in key, default!, default!, ref output, context);
+    }
+
+    /// <summary>
+    /// Runs an update to a final status or to pending, blocking while the log makes room: the operation keeps its
+    /// serial number across the waits.
+    /// </summary>
+    private Status Run(PendingKind kind, in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context)
+    {
         long serialNo = TakeSerialNo();
-        OperationStatus status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
+        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, Waiter.CompletePending,
+            serialNo, out _);
         while (status == OperationStatus.RetryLater)
         {
             // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
             Task logSpace = _engine.Log.SpaceSignal;
-            status = TryDeleteOnce(in key, context, awaited: false, serialNo, out _);
+            status = Attempt(kind, in key, in value, in input, ref output, context, Waiter.CompletePending, serialNo, out _);
             if (status == OperationStatus.RetryLater)
             {
                 WaitUnprotected(logSpace);
@@ -242,11 +235,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// Continues this session's pending operations, reporting each finished one to its completion callback.
+    /// Continues this session's pending operations, reporting each finished one to its completion callback (also
+    /// those that the session's background driver finished while asynchronous operations were in flight).
     /// </summary>
     /// <param name="wait">Whether to keep going until every pending operation has finished. The wait blocks on device
     /// completions rather than spinning.</param>
     /// <returns><see langword="true"/> if no operation is pending any more.</returns>
+    /// <exception cref="Exception">A callback or a continuation threw: the operation it belonged to was finished
+    /// (with <see cref="Status.Error"/>) and the others continued; the first such exception is rethrown.</exception>
     public bool CompletePending(bool wait = false)
     {
         ThrowIfDisposed();
@@ -259,9 +255,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 RefreshScope();
             }
 
-            Task readDone = _readDone.NextSignal;
+            Task progress = _progress.NextSignal;
             Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed = ContinuePendingOnce(out bool waitingForSpace);
+            bool progressed = ContinuePendingOnce(PendingDriver.Caller, out bool waitingForSpace);
             if (PendingCount == 0)
             {
                 return true;
@@ -282,106 +278,15 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 WaitUnprotected(logSpace);
             }
-            else if (_ready.Count == 0)
+            else if (!_hasRetries)
             {
-                WaitUnprotected(readDone);
+                WaitUnprotected(progress);
             }
             else
             {
                 spinner.SpinOnce();
             }
         }
-    }
-
-    private bool ContinuePendingOnce(out bool waitingForSpace)
-    {
-        waitingForSpace = false;
-        while (_readsDone.TryDequeue(out PendingOperation<TKey, TInput, TOutput, TContext>? done))
-        {
-            _ready.Enqueue(done);
-        }
-
-        if (_ready.Count == 0)
-        {
-            return false;
-        }
-
-        bool progressed = false;
-        Enter();
-        try
-        {
-            for (int remaining = _ready.Count; remaining > 0; remaining--)
-            {
-                PendingOperation<TKey, TInput, TOutput, TContext> operation = _ready.Dequeue();
-                if (_engine.State.Word != _view.State.Word)
-                {
-                    // An earlier operation of this loop waited for log space and refreshed the epoch.
-                    RefreshView();
-                }
-
-                OperationStatus status;
-                try
-                {
-                    status = _engine.ContinuePending(operation, in _view);
-                }
-                catch (Exception error) when (operation.Completion is not null)
-                {
-                    // An awaited operation fails through its own task, whoever happens to be driving completions.
-                    operation.Dispose();
-                    _cpr.RemovePending(operation.SerialNo);
-                    operation.Completion.TrySetException(error);
-                    progressed = true;
-                    continue;
-                }
-
-                switch (status)
-                {
-                    case OperationStatus.CrossVersion:
-                        RefreshView();
-                        _ready.Enqueue(operation);
-                        progressed = true;
-                        break;
-                    case OperationStatus.Pending:
-                        _ready.Enqueue(operation);
-                        break;
-                    case OperationStatus.RetryLater:
-                        waitingForSpace = true;
-                        _ready.Enqueue(operation);
-                        break;
-                    case OperationStatus.RecordOnStorage:
-                        StartRead(operation);
-                        progressed = true;
-                        break;
-                    default:
-                        operation.Dispose();
-                        _cpr.RemovePending(operation.SerialNo);
-                        _engine.ReportCompletion(operation, ToStatus(status));
-                        CompleteAwaiter(operation, status);
-                        progressed = true;
-                        break;
-                }
-            }
-        }
-        finally
-        {
-            Exit();
-        }
-
-        return progressed;
-    }
-
-    private void StartRead(PendingOperation<TKey, TInput, TOutput, TContext> operation)
-    {
-        Interlocked.Increment(ref _readsInFlight);
-        _engine.StartRecordRead(operation, _onReadDone);
-    }
-
-    private void OnReadDone(PendingOperation<TKey, TInput, TOutput, TContext> operation)
-    {
-        // Queued before the count drops, so that PendingCount never reads zero while the operation is unfinished.
-        _readsDone.Enqueue(operation);
-        Interlocked.Decrement(ref _readsInFlight);
-        _readDone.Signal();
     }
 
     /// <summary>Finishes pending operations (waiting for them) and gives the session's epoch entry back.</summary>
@@ -403,8 +308,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             CompletePending(wait: true);
         }
 
+        // A background driver on its way out must find the session closed, not a row another session may own.
+        bool locked = LockIfShared();
         _epoch.ReleaseEntry(_epochEntry);
         _epochEntry = -1;
+        UnlockIf(locked);
         _store.OnSessionDisposed(_cpr);
     }
 

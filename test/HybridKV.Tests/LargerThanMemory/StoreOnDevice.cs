@@ -25,11 +25,13 @@ internal static class StoreOnDevice
     public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(StoreSettings settings) =>
         TestStores.Create(settings);
 
-    /// <summary>Upserts keys 0 to <paramref name="count"/> - 1 with value key * <paramref name="factor"/>: far more than memory.</summary>
+    /// <summary>Upserts <paramref name="count"/> keys from <paramref name="first"/> on with value key *
+    /// <paramref name="factor"/>: far more than memory.</summary>
     public static void Preload(
-        this Session<long, long, long, long, CountContext?, CountFunctions> session, long count = 20_000, long factor = 1)
+        this Session<long, long, long, long, CountContext?, CountFunctions> session, long count = 20_000, long factor = 1,
+        long first = 0)
     {
-        for (long k = 0; k < count; k++)
+        for (long k = first; k < first + count; k++)
         {
             session.Upsert(k, k * factor);
         }

@@ -1,0 +1,310 @@
+using System.Collections.Concurrent;
+using System.Runtime.ExceptionServices;
+using HybridKV.Operations;
+
+namespace HybridKV.Sessions;
+
+/// <summary>
+/// The session's pending operations (FASTER appendix G's pending queue): parking an operation, device reads, the one
+/// loop that continues every kind of pending operation, and reporting finished ones. Exception safety lives here: an
+/// operation whose continuation or completion callback throws still leaves the session's CPR bookkeeping, its key's
+/// queue and its buffers.
+/// </summary>
+public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+{
+    /// <summary>Who is continuing pending operations, which decides where completion callbacks run.</summary>
+    private enum PendingDriver : byte
+    {
+        /// <summary>The caller (CompletePending, a blocking read): reports everything.</summary>
+        Caller,
+
+        /// <summary>The background driver: completes awaited operations, and defers the report of operations started
+        /// by the blocking methods to the caller's next <see cref="CompletePending"/>.</summary>
+        Background,
+
+        /// <summary><see cref="CompletePendingAsync"/> after its first await: the caller's, on another thread.</summary>
+        Detached,
+    }
+
+    /// <summary>An operation that finished, to be reported once the pass has left protection.</summary>
+    /// <param name="Operation">The operation.</param>
+    /// <param name="Status">Its final status.</param>
+    /// <param name="Thrown">What its continuation threw, if it did.</param>
+    private readonly record struct Finished(
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> Operation, Status Status, Exception? Thrown);
+
+    // Operations to continue now: finished device reads, retries (fuzzy region, log space), and operations released
+    // by the operation before them on their key.
+    private readonly Queue<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _ready = new();
+
+    // Whether _ready holds operations that only need trying again: nothing signals them, so a waiter polls.
+    private bool _hasRetries;
+
+    // Device reads finish on other threads; they land here and wake whoever drives completions.
+    private readonly ConcurrentQueue<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _readsDone = new();
+    private readonly Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _onReadDone;
+
+    // Signalled when a device read lands and when the background driver has finished something.
+    private readonly Utilities.AsyncSignal _progress = new();
+
+    // Per-key issue order of the parked operations.
+    private readonly PendingKeyOrder<TKey, TValue, TInput, TOutput, TContext> _keyOrder;
+
+    // Finished in the current pass; reported after it leaves protection.
+    private readonly List<Finished> _finished = new();
+
+    // Operations of the blocking methods that the background driver finished: their callbacks run on the caller's
+    // thread, in its next CompletePending.
+    private readonly Queue<Finished> _deferred = new();
+
+    /// <summary>Turns the operation in progress into a pending one and starts it, or holds it behind the pending
+    /// operation before it on its key. From here on it counts among the session's pending operations, which relaxed
+    /// CPR excludes from a commit whose CPR point they straddle.</summary>
+    private PendingOperation<TKey, TValue, TInput, TOutput, TContext> Park(
+        PendingKind kind, in TKey key, in TValue value, in TInput input, in TOutput output, TContext context,
+        Waiter waiter, long serialNo, OperationStatus status, StorageRead storageRead)
+    {
+        _cpr.AddPending(serialNo);
+        _cpr.EndOperation();
+        var operation = new PendingOperation<TKey, TValue, TInput, TOutput, TContext>(
+            kind, _engine.KeyHashOf(in key), in key, in value, in input, in output, context)
+        {
+            SerialNo = serialNo,
+            Completion = waiter == Waiter.CompletePending
+                ? null
+                : new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously),
+            DrivenInBackground = waiter == Waiter.Background,
+        };
+        Interlocked.Increment(ref _pendingCount);
+        if (operation.DrivenInBackground)
+        {
+            Interlocked.Increment(ref _backgroundCount);
+        }
+
+        if (_keyOrder.Append(operation))
+        {
+            if (status == OperationStatus.RecordOnStorage)
+            {
+                operation.Storage = storageRead;
+                _engine.StartRecordRead(operation, _onReadDone);
+            }
+            else
+            {
+                _ready.Enqueue(operation);
+            }
+        }
+
+        return operation;
+    }
+
+    private void OnReadDone(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
+    {
+        _readsDone.Enqueue(operation);
+        _progress.Signal();
+    }
+
+    /// <summary>
+    /// One pass over the operations that can go on, then the reports of those that finished.
+    /// </summary>
+    /// <returns>Whether anything happened (an operation finished, was reported, or started a read).</returns>
+    private bool ContinuePendingOnce(PendingDriver driver, out bool waitingForSpace)
+    {
+        bool locked = driver == PendingDriver.Caller && LockIfShared();
+        Exception? error;
+        bool progressed;
+        try
+        {
+            progressed = ContinueReady(out waitingForSpace);
+            progressed |= _finished.Count != 0 || (driver != PendingDriver.Background && _deferred.Count != 0);
+            error = Report(driver);
+        }
+        finally
+        {
+            UnlockIf(locked);
+        }
+
+        if (error is not null)
+        {
+            ExceptionDispatchInfo.Throw(error);
+        }
+
+        return progressed;
+    }
+
+    private bool ContinueReady(out bool waitingForSpace)
+    {
+        waitingForSpace = false;
+        while (_readsDone.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? done))
+        {
+            _ready.Enqueue(done);
+        }
+
+        if (_ready.Count == 0)
+        {
+            _hasRetries = false;
+            return false;
+        }
+
+        bool progressed = false;
+        EnterProtection();
+        try
+        {
+            for (int remaining = _ready.Count; remaining > 0; remaining--)
+            {
+                PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation = _ready.Dequeue();
+                if (_engine.State.Word != _view.State.Word)
+                {
+                    // An earlier operation of this loop waited for log space and refreshed the epoch.
+                    RefreshView();
+                }
+
+                OperationStatus status;
+                try
+                {
+                    status = _engine.ContinuePending(operation, in _view);
+                }
+#pragma warning disable CA1031 // The operation finishes with the error, which its caller then receives.
+                catch (Exception thrown)
+#pragma warning restore CA1031
+                {
+                    Finish(operation, OperationStatus.Failed, thrown);
+                    progressed = true;
+                    continue;
+                }
+
+                switch (status)
+                {
+                    case OperationStatus.CrossVersion:
+                        RefreshView();
+                        _ready.Enqueue(operation);
+                        progressed = true;
+                        break;
+                    case OperationStatus.Pending:
+                        _ready.Enqueue(operation);
+                        break;
+                    case OperationStatus.RetryLater:
+                        waitingForSpace = true;
+                        _ready.Enqueue(operation);
+                        break;
+                    case OperationStatus.RecordOnStorage:
+                        _engine.StartRecordRead(operation, _onReadDone);
+                        progressed = true;
+                        break;
+                    default:
+                        Finish(operation, status, thrown: null);
+                        progressed = true;
+                        break;
+                }
+            }
+        }
+        finally
+        {
+            ExitProtection();
+            _hasRetries = _ready.Count != 0;
+        }
+
+        return progressed;
+    }
+
+    /// <summary>The session's bookkeeping for a finished operation; its report follows once out of protection.</summary>
+    private void Finish(
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, Exception? thrown)
+    {
+        operation.Dispose();
+        _cpr.RemovePending(operation.SerialNo);
+        if (_keyOrder.Remove(operation) is { } next)
+        {
+            _ready.Enqueue(next);
+        }
+
+        if (operation.DrivenInBackground)
+        {
+            Interlocked.Decrement(ref _backgroundCount);
+        }
+
+        _finished.Add(new Finished(operation, ToStatus(status), thrown));
+    }
+
+    /// <summary>Reports finished operations: completion callbacks, then the awaiting task if there is one.</summary>
+    /// <returns>The first exception a caller of the blocking methods must see (a continuation or callback threw).</returns>
+    private Exception? Report(PendingDriver driver)
+    {
+        Exception? first = null;
+        if (driver != PendingDriver.Background)
+        {
+            while (_deferred.TryDequeue(out Finished deferred))
+            {
+                first ??= Report(deferred);
+            }
+        }
+
+        foreach (Finished finished in _finished)
+        {
+            if (driver == PendingDriver.Background && finished.Operation.Completion is null)
+            {
+                _deferred.Enqueue(finished);
+            }
+            else
+            {
+                first ??= Report(finished);
+            }
+        }
+
+        _finished.Clear();
+        return first;
+    }
+
+    private Exception? Report(Finished finished)
+    {
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation = finished.Operation;
+        Exception? error = finished.Thrown;
+        try
+        {
+            _engine.ReportCompletion(operation, finished.Status);
+        }
+#pragma warning disable CA1031 // Handed to whoever waits for the operation.
+        catch (Exception thrown)
+#pragma warning restore CA1031
+        {
+            error ??= thrown;
+        }
+
+        Interlocked.Decrement(ref _pendingCount);
+        if (operation.Completion is not { } completion)
+        {
+            return error;
+        }
+
+        // A device error fails an awaited operation; the blocking methods report it as Status.Error.
+        error ??= finished.Status == Status.Error ? operation.IoError : null;
+        if (error is null)
+        {
+            completion.TrySetResult((finished.Status, operation.Output));
+        }
+        else
+        {
+            completion.TrySetException(error);
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// Fails every operation the background driver could continue, after the session or store became unusable under
+    /// it (the store was disposed): awaiting callers get the exception instead of waiting forever.
+    /// </summary>
+    private void FailContinuable(Exception error)
+    {
+        while (_readsDone.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? done))
+        {
+            _ready.Enqueue(done);
+        }
+
+        while (_ready.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? operation))
+        {
+            Finish(operation, OperationStatus.Failed, error);
+        }
+
+        Report(PendingDriver.Background);
+    }
+}
