@@ -11,7 +11,8 @@ namespace HybridKV.CrashHelper;
 /// about (exit 4), then runs RMWs from several sessions with periodic checkpoints until it is killed.
 /// <c>verify DIR</c> does the checks and exits 0. Operation n of session s adds n to key s * 1000 + n % Keys, so the
 /// expected value of every key follows from the commit points alone. <c>run-varlen</c> and <c>verify-varlen</c> do
-/// the same with byte-sequence keys and values (<see cref="VarLenWorkload"/>).
+/// the same with byte-sequence keys and values (<see cref="VarLenWorkload"/>), <c>run-hot</c> and <c>verify-hot</c>
+/// with operations piling up on a few cold keys (<see cref="HotKeysWorkload"/>).
 /// </summary>
 internal static class Program
 {
@@ -22,9 +23,10 @@ internal static class Program
 
     private static async Task<int> Main(string[] args)
     {
-        if (args.Length < 2 || args[0] is not ("run" or "verify" or "run-varlen" or "verify-varlen"))
+        if (args.Length < 2 || args[0] is not ("run" or "verify" or "run-varlen" or "verify-varlen" or "run-hot" or "verify-hot"))
         {
-            Console.Error.WriteLine("usage: run DIR SEED | verify DIR | run-varlen DIR SEED | verify-varlen DIR");
+            Console.Error.WriteLine(
+                "usage: run DIR SEED | verify DIR | run-varlen DIR SEED | verify-varlen DIR | run-hot DIR SEED | verify-hot DIR");
             return 2;
         }
 
@@ -36,6 +38,11 @@ internal static class Program
         if (args[0].EndsWith("varlen", StringComparison.Ordinal))
         {
             return await VarLenWorkload.RunAsync(Settings(directory, running, seed, loggerFactory), journal, running);
+        }
+
+        if (args[0].EndsWith("hot", StringComparison.Ordinal))
+        {
+            return await HotKeysWorkload.RunAsync(Settings(directory, running, seed, loggerFactory), journal, running);
         }
 
         using var store = new Counts.Store(Settings(directory, running, seed, loggerFactory));

@@ -167,7 +167,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 catch (Exception thrown)
 #pragma warning restore CA1031
                 {
-                    Finish(operation, OperationStatus.Failed, thrown);
+                    remaining += Finish(operation, OperationStatus.Failed, thrown);
                     progressed = true;
                     continue;
                 }
@@ -191,7 +191,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                         progressed = true;
                         break;
                     default:
-                        Finish(operation, status, thrown: null);
+                        // The operation it released on its key goes on in this pass, so a chain drains at once.
+                        remaining += Finish(operation, status, thrown: null);
                         progressed = true;
                         break;
                 }
@@ -207,12 +208,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>The session's bookkeeping for a finished operation; its report follows once out of protection.</summary>
-    private void Finish(
+    /// <returns>1 if it released the next operation of its key (queued to run now), otherwise 0.</returns>
+    private int Finish(
         PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, Exception? thrown)
     {
         operation.Dispose();
         _cpr.RemovePending(operation.SerialNo);
-        if (_keyOrder.Remove(operation) is { } next)
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = _keyOrder.Remove(operation);
+        if (next is not null)
         {
             _ready.Enqueue(next);
         }
@@ -223,6 +226,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         _finished.Add(new Finished(operation, ToStatus(status), thrown));
+        return next is null ? 0 : 1;
     }
 
     /// <summary>Reports finished operations: completion callbacks, then the awaiting task if there is one.</summary>
@@ -302,7 +306,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         while (_ready.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? operation))
         {
-            Finish(operation, OperationStatus.Failed, error);
+            _ = Finish(operation, OperationStatus.Failed, error);
         }
 
         Report(PendingDriver.Background);

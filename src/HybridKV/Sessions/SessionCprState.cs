@@ -22,6 +22,7 @@ internal sealed class SessionCprState
     private long _activeSerialNo;
     private CommitPoint? _crossedAt;
     private long _crossedInto;
+    private bool _closedWhenCrossed;
     private CommitPoint _durable;
 
     private readonly HashSet<long> _pendingSerialNos = new();
@@ -128,6 +129,7 @@ internal sealed class SessionCprState
             long[] excluded = _pendingSerialNos.Where(s => s <= until).Order().ToArray();
             _crossedAt = new CommitPoint(until, excluded);
             _crossedInto = version;
+            _closedWhenCrossed = Closed;
             Volatile.Write(ref _version, version);
             return true;
         }
@@ -147,6 +149,19 @@ internal sealed class SessionCprState
             }
 
             return _crossedInto == version ? _crossedAt! : _durable;
+        }
+    }
+
+    /// <summary>
+    /// Whether the session was already closed when it crossed into <paramref name="version"/>: only then does the
+    /// commit of the version before hold all its operations. A session that closed after crossing (or that started at
+    /// <paramref name="version"/>) ran operations of <paramref name="version"/>, which the next commit must record.
+    /// </summary>
+    public bool ClosedBefore(long version)
+    {
+        lock (_gate)
+        {
+            return _crossedInto == version && _closedWhenCrossed;
         }
     }
 

@@ -103,7 +103,7 @@ internal sealed class SessionRegistry
             foreach (SessionCprState state in _live.Values)
             {
                 state.CrossTo(nextVersion);
-                points.Add(new SweptSession(state, state.CommitPointBefore(nextVersion), state.Closed));
+                points.Add(new SweptSession(state, state.CommitPointBefore(nextVersion), state.ClosedBefore(nextVersion)));
             }
 
             return points;
@@ -135,8 +135,9 @@ internal sealed class SessionRegistry
             _committed = table.ToDictionary(s => s.Id, s => s.ToCommitPoint());
             foreach (SweptSession swept in points)
             {
-                // Only a session that was already closed when swept has all its operations in this commit; one that
-                // closed since may have run more, which the next checkpoint must record.
+                // Only a session that was already closed when it crossed has all its operations in this commit; one
+                // that closed after its CPR point ran more (its excluded operations at least), which the next
+                // checkpoint must record.
                 if (swept.WasClosed && _live.TryGetValue(swept.State.Id, out SessionCprState? current) &&
                     ReferenceEquals(current, swept.State))
                 {
@@ -173,5 +174,5 @@ internal sealed class SessionRegistry
     }
 }
 
-/// <summary>A session as a checkpoint's sweep found it: its CPR point, and whether it was already closed.</summary>
+/// <summary>A session as a checkpoint's sweep found it: its CPR point, and whether it was already closed at that point.</summary>
 internal readonly record struct SweptSession(SessionCprState State, CommitPoint Point, bool WasClosed);

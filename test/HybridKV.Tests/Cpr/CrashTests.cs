@@ -30,6 +30,12 @@ public sealed class CrashTests : IDisposable
     public Task Killed_with_SIGKILL_a_store_of_variable_length_values_recovers_every_sessions_exact_prefix() =>
         KillAgainAndAgainAsync(kills: 10 * TestScale.Factor, run: "run-varlen", verify: "verify-varlen");
 
+    /// <summary>The same with RMWs, upserts and deletes piling up on a few cold keys per session (issue 24).</summary>
+    [Fact]
+    [Trait("Category", "PendingOrder")]
+    public Task Killed_with_SIGKILL_a_store_whose_operations_pile_up_on_cold_keys_recovers_them_in_issue_order() =>
+        KillAgainAndAgainAsync(kills: 10 * TestScale.Factor, run: "run-hot", verify: "verify-hot");
+
     private async Task KillAgainAndAgainAsync(int kills, string run, string verify)
     {
         string directory = _directory.NewSubdirectory();

@@ -22,8 +22,8 @@ internal static class StoreOnDevice
         MaxSessions = 16,
     };
 
-    public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(StoreSettings settings) =>
-        TestStores.Create(settings);
+    public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(
+        StoreSettings settings, HashMode mode = HashMode.Mixed) => TestStores.Create(settings, mode);
 
     /// <summary>Upserts <paramref name="count"/> keys from <paramref name="first"/> on with value key *
     /// <paramref name="factor"/>: far more than memory.</summary>

@@ -11,6 +11,9 @@ public enum HashMode
 
     /// <summary>Every key has the same hash: one chain holds every key.</summary>
     Constant,
+
+    /// <summary>Keys a million apart share a hash: a key never written has a chain to follow (its twin's).</summary>
+    TwinsAMillionApart,
 }
 
 /// <summary>
@@ -27,6 +30,7 @@ public struct CountFunctions : IFunctions<long, long, long, long, CountContext?>
     {
         HashMode.FewTagsOneBucket => (key & 31) << 48,
         HashMode.Constant => 42L << 48,
+        HashMode.TwinsAMillionApart => KeyHashing.HashBytes(key % 1_000_000),
         _ => KeyHashing.HashBytes(in key),
     };
 
