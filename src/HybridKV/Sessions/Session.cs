@@ -15,7 +15,15 @@ namespace HybridKV.Sessions;
 /// fuzzy region) return <see cref="Status.Pending"/> and are finished by <see cref="CompletePending"/>, which reports
 /// them to the completion callbacks.
 /// </summary>
-/// <remarks>A session is not thread-safe: never call it from two threads at once.</remarks>
+/// <remarks>
+/// <para>A session is not thread-safe: never call it from two threads at once. Its asynchronous operations may be in
+/// flight together (start several, then await them); the session finishes them in the background.</para>
+/// <para>The session's operations on one key take effect in the order they were issued, pending or not: an operation
+/// issued while an earlier one of this session on the same key is pending waits behind it (and returns
+/// <see cref="Status.Pending"/>), and a read sees every earlier operation of this session. Operations of different
+/// sessions take effect in the order they complete. A CPR commit point that excludes a pending operation also
+/// excludes every later operation of this session on its key.</para>
+/// </remarks>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
     where TValue : unmanaged

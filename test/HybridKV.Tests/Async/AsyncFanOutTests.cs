@@ -183,94 +183,101 @@ public sealed class AsyncFanOutTests : IDisposable
     [Fact]
     public async Task Cancelling_operations_in_flight_leaves_the_session_usable()
     {
-        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16));
-        using (device)
-        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
-        using (var session = store.NewSession())
+        using var held = new HeldReads();
+        CountSession session = held.Session;
+        using var cancellation = new CancellationTokenSource();
+        Task<ReadResult<long>>[] reads = Enumerable.Range(0, 50).Select(k => session.ReadAsync(k, cancellationToken: cancellation.Token).AsTask()).ToArray();
+        Task<Status>[] updates = Enumerable.Range(0, 50).Select(k => session.RMWAsync(k, 1000, cancellationToken: cancellation.Token).AsTask()).ToArray();
+
+        cancellation.Cancel();
+        foreach (Task task in reads.Cast<Task>().Concat(updates))
         {
-            session.Preload(20_000);
-            var release = new TaskCompletionSource();
-            device.HoldReads = release.Task;
-            using var cancellation = new CancellationTokenSource();
-            Task<ReadResult<long>>[] reads = Enumerable.Range(0, 50).Select(k => session.ReadAsync(k, cancellationToken: cancellation.Token).AsTask()).ToArray();
-            Task<Status>[] updates = Enumerable.Range(0, 50).Select(k => session.RMWAsync(k, 1000, cancellationToken: cancellation.Token).AsTask()).ToArray();
-
-            cancellation.Cancel();
-            foreach (Task task in reads.Cast<Task>().Concat(updates))
-            {
-                await Assert.ThrowsAnyAsync<OperationCanceledException>(() => task.WaitAsync(Guard));
-            }
-
-            // The operations themselves still finish, in order, once the device answers.
-            release.SetResult();
-            device.HoldReads = null;
-            Assert.True(await Task.Run(() => session.CompletePending(wait: true)).WaitAsync(Guard));
-            Assert.Equal(0, session.PendingCount);
-            for (long k = 0; k < 50; k++)
-            {
-                Assert.Equal(new ReadResult<long>(Status.Ok, k + 1000), await session.ReadAsync(k).AsTask().WaitAsync(Guard));
-            }
-
-            Assert.Equal(Status.Ok, await session.UpsertAsync(1, 1).AsTask().WaitAsync(Guard));
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => task.WaitAsync(Guard));
         }
+
+        // The operations themselves still finish, in order, once the device answers.
+        held.Release();
+        Assert.True(await Task.Run(() => session.CompletePending(wait: true)).WaitAsync(Guard));
+        Assert.Equal(0, session.PendingCount);
+        for (long k = 0; k < 50; k++)
+        {
+            Assert.Equal(new ReadResult<long>(Status.Ok, k + 1000), await session.ReadAsync(k).AsTask().WaitAsync(Guard));
+        }
+
+        Assert.Equal(Status.Ok, await session.UpsertAsync(1, 1).AsTask().WaitAsync(Guard));
     }
 
     [Fact]
     public async Task Blocking_operations_and_CompletePending_work_while_asynchronous_ones_are_in_flight()
     {
-        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16));
-        using (device)
-        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
-        using (var session = store.NewSession())
-        {
-            session.Preload(20_000);
-            var release = new TaskCompletionSource();
-            device.HoldReads = release.Task;
-            Task<ReadResult<long>>[] reads = Enumerable.Range(0, 100).Select(k => session.ReadAsync(k).AsTask()).ToArray();
+        using var held = new HeldReads();
+        CountSession session = held.Session;
+        Task<ReadResult<long>>[] reads = Enumerable.Range(0, 100).Select(k => session.ReadAsync(k).AsTask()).ToArray();
 
-            var context = new CountContext();
-            long output = 0;
-            Assert.Equal(Status.Pending, session.Read(5_000, 0, ref output, context));
-            Assert.Equal(Status.Ok, session.Upsert(30_000, 9));
-            Assert.Equal(9, session.ReadValue(30_000, out Status fresh));
-            Assert.Equal(Status.Ok, fresh);
-            Assert.False(session.CompletePending());
+        var context = new CountContext();
+        long output = 0;
+        Assert.Equal(Status.Pending, session.Read(5_000, 0, ref output, context));
+        Assert.Equal(Status.Ok, session.Upsert(30_000, 9));
+        Assert.Equal(9, session.ReadValue(30_000, out Status fresh));
+        Assert.Equal(Status.Ok, fresh);
+        Assert.False(session.CompletePending());
 
-            release.SetResult();
-            device.HoldReads = null;
-            Assert.True(await Task.Run(() => session.CompletePending(wait: true)).WaitAsync(Guard));
-            Assert.Equal(1, context.Completions);
-            Assert.Equal(5_000, context.Output);
-            Assert.Equal(Enumerable.Range(0, 100).Select(k => new ReadResult<long>(Status.Ok, k)),
-                await Task.WhenAll(reads).WaitAsync(Guard));
-        }
+        held.Release();
+        Assert.True(await Task.Run(() => session.CompletePending(wait: true)).WaitAsync(Guard));
+        Assert.Equal(1, context.Completions);
+        Assert.Equal(5_000, context.Output);
+        Assert.Equal(Enumerable.Range(0, 100).Select(k => new ReadResult<long>(Status.Ok, k)),
+            await Task.WhenAll(reads).WaitAsync(Guard));
     }
 
     [Fact]
     public async Task A_protected_scope_is_refused_while_asynchronous_operations_are_in_flight()
     {
-        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16));
-        using (device)
-        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device)))
-        using (var session = store.NewSession())
+        using var held = new HeldReads();
+        CountSession session = held.Session;
+        Task<ReadResult<long>> read = session.ReadAsync(1).AsTask();
+
+        var refused = Assert.Throws<InvalidOperationException>(() => session.BeginProtectedScope());
+        Assert.Contains("in flight", refused.Message, StringComparison.Ordinal);
+
+        held.Release();
+        Assert.Equal(new ReadResult<long>(Status.Ok, 1), await read.WaitAsync(Guard));
+        using (session.BeginProtectedScope())
         {
-            session.Preload(20_000);
-            var release = new TaskCompletionSource();
-            device.HoldReads = release.Task;
-            Task<ReadResult<long>> read = session.ReadAsync(1).AsTask();
+            Assert.Equal(Status.Ok, session.Upsert(2, 22));
+            Assert.Equal(22, session.ReadValue(2, out Status status));
+            Assert.Equal(Status.Ok, status);
+        }
+    }
 
-            var refused = Assert.Throws<InvalidOperationException>(() => session.BeginProtectedScope());
-            Assert.Contains("in flight", refused.Message, StringComparison.Ordinal);
+    /// <summary>A store of 20,000 keys, most on a device that answers no read until released.</summary>
+    private sealed class HeldReads : IDisposable
+    {
+        private readonly TaskCompletionSource _release = new();
+        private readonly FaultInjectingDevice _device = new(new MemoryDevice(512, 1L << 16));
+        private readonly HybridKVStore<long, long, long, long, CountContext?, CountFunctions> _store;
 
-            release.SetResult();
-            device.HoldReads = null;
-            Assert.Equal(new ReadResult<long>(Status.Ok, 1), await read.WaitAsync(Guard));
-            using (session.BeginProtectedScope())
-            {
-                Assert.Equal(Status.Ok, session.Upsert(2, 22));
-                Assert.Equal(22, session.ReadValue(2, out Status status));
-                Assert.Equal(Status.Ok, status);
-            }
+        public HeldReads()
+        {
+            _store = StoreOnDevice.Create(StoreOnDevice.Settings(device: _device));
+            Session = _store.NewSession();
+            Session.Preload(20_000);
+            _device.HoldReads = _release.Task;
+        }
+
+        public CountSession Session { get; }
+
+        public void Release()
+        {
+            _release.SetResult();
+            _device.HoldReads = null;
+        }
+
+        public void Dispose()
+        {
+            Session.Dispose();
+            _store.Dispose();
+            _device.Dispose();
         }
     }
 }
