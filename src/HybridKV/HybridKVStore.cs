@@ -292,6 +292,14 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions> checkpoints = RequireCheckpoints();
+        if (_sessions.OpenCount != 0)
+        {
+            // Recovery replaces the index and the log under them: a session reading them now could read freed memory.
+            throw new InvalidOperationException(
+                $"Recover before opening sessions: {_sessions.OpenCount} session(s) of this store are open. Dispose " +
+                "them, or recover in a new store and open the sessions afterwards (ContinueSession resumes them).");
+        }
+
         if (_engine.Log.TailAddress != LogAddress.FirstValid || Volatile.Read(ref _periodicStarted) != 0 ||
             checkpoints.HasTakenAny || Interlocked.Exchange(ref _recovered, 1) != 0)
         {

@@ -65,7 +65,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         VarBytes scratch = default;
         ref TValue value = ref record.ValueRef(ref scratch);
-        _functions.InitialUpdater(in key, in input, ref value);
+        try
+        {
+            _functions.InitialUpdater(in key, in input, ref value);
+        }
+        catch
+        {
+            AbandonTentative(record);
+            throw;
+        }
+
         record.StoreValueLength(ref value);
         return LinkRecord(ref slot, address, record);
     }
@@ -117,7 +126,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         VarBytes oldScratch = default;
         VarBytes newScratch = default;
         ref TValue newValue = ref record.ValueRef(ref newScratch);
-        _functions.CopyUpdater(in key, in input, in source.ValueRef(ref oldScratch), ref newValue);
+        try
+        {
+            _functions.CopyUpdater(in key, in input, in source.ValueRef(ref oldScratch), ref newValue);
+        }
+        catch
+        {
+            AbandonTentative(record);
+            throw;
+        }
+
         record.StoreValueLength(ref newValue);
         return LinkRecord(ref slot, address, record);
     }

@@ -55,7 +55,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         VarBytes scratch = default;
         ref TValue destination = ref record.ValueRef(ref scratch);
-        _functions.SingleWriter(in key, in value, ref destination);
+        try
+        {
+            _functions.SingleWriter(in key, in value, ref destination);
+        }
+        catch
+        {
+            AbandonTentative(record);
+            throw;
+        }
+
         record.StoreValueLength(ref destination);
         return LinkRecord(ref slot, address, record);
     }

@@ -89,6 +89,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return OperationStatus.Success;
     }
 
+    /// <summary>
+    /// Gives up a record allocated at the tail but not linked, because the user's writer threw: marked invalid, so that
+    /// neither a reader following a chain nor recovery's replay of the log ever takes it for the key's value.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private static void AbandonTentative(LogRecord<TKey, TValue> record) => record.Header.SetInvalid();
+
     /// <summary>The size of a variable-layout record, or an exception naming the limit if it exceeds a page.</summary>
     private int CheckedRecordSize(in TKey key, int valueLength)
     {

@@ -238,7 +238,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             while (_deferred.TryDequeue(out Finished deferred))
             {
-                first ??= Report(deferred);
+                Exception? error = Report(deferred);
+                first ??= error;
             }
         }
 
@@ -250,7 +251,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
             else
             {
-                first ??= Report(finished);
+                Exception? error = Report(finished);
+                first ??= error;
             }
         }
 

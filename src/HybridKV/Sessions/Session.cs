@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using System.Runtime.ExceptionServices;
 using HybridKV.Checkpoints;
 using HybridKV.Epochs;
 using HybridKV.Operations;
@@ -164,12 +165,26 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             return ToStatus(status);
         }
 
+        // The output points at the caller's memory: this read must finish before the call returns, even when another
+        // pending operation's continuation or callback throws meanwhile (that exception follows once it has).
         Task<(Status Status, TOutput Output)> completion = pending.Completion!.Task;
+        ExceptionDispatchInfo? sibling = null;
         while (!completion.IsCompleted)
         {
             Task progress = _progress.NextSignal;
             Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed = ContinuePendingOnce(PendingDriver.Caller, out bool waitingForSpace);
+            bool progressed;
+            bool waitingForSpace = false;
+            try
+            {
+                progressed = ContinuePendingOnce(PendingDriver.Caller, out waitingForSpace);
+            }
+            catch (Exception error) when (!_store.IsDisposed)
+            {
+                sibling ??= ExceptionDispatchInfo.Capture(error);
+                progressed = true;
+            }
+
             if (!progressed && !completion.IsCompleted)
             {
                 WaitUnprotected(waitingForSpace ? logSpace : progress);
@@ -177,6 +192,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         (Status finalStatus, output) = completion.GetAwaiter().GetResult();
+        sibling?.Throw();
         return finalStatus;
     }
 
@@ -250,11 +266,13 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// completions rather than spinning.</param>
     /// <returns><see langword="true"/> if no operation is pending any more.</returns>
     /// <exception cref="Exception">A callback or a continuation threw: the operation it belonged to was finished
-    /// (with <see cref="Status.Error"/>) and the others continued; the first such exception is rethrown.</exception>
+    /// (with <see cref="Status.Error"/>) and the others continued (with <paramref name="wait"/>, all of them to the
+    /// end); the first such exception is rethrown.</exception>
     public bool CompletePending(bool wait = false)
     {
         ThrowIfDisposed();
         var spinner = new SpinWait();
+        ExceptionDispatchInfo? failure = null;
         while (true)
         {
             if (_scopeOpen)
@@ -265,9 +283,22 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
             Task progress = _progress.NextSignal;
             Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed = ContinuePendingOnce(PendingDriver.Caller, out bool waitingForSpace);
+            bool progressed;
+            bool waitingForSpace = false;
+            try
+            {
+                progressed = ContinuePendingOnce(PendingDriver.Caller, out waitingForSpace);
+            }
+            catch (Exception error) when (wait && !_store.IsDisposed)
+            {
+                // Waiting means every operation finishes first; the first failure is reported after that.
+                failure ??= ExceptionDispatchInfo.Capture(error);
+                progressed = true;
+            }
+
             if (PendingCount == 0)
             {
+                failure?.Throw();
                 return true;
             }
 

@@ -22,6 +22,9 @@ public enum HashMode
 /// </summary>
 public struct CountFunctions : IFunctions<long, long, long, long, CountContext?>
 {
+    /// <summary>An input or upserted value that makes every writer and updater throw, as a buggy callback would.</summary>
+    public const long Poison = long.MinValue + 7;
+
     public HashMode Mode { get; }
 
     public CountFunctions(HashMode mode) => Mode = mode;
@@ -41,18 +44,20 @@ public struct CountFunctions : IFunctions<long, long, long, long, CountContext?>
     public readonly void ConcurrentReader(in long key, in long input, in long value, ref long output) =>
         output = Volatile.Read(in value);
 
-    public readonly void SingleWriter(in long key, in long source, ref long destination) => destination = source;
+    public readonly void SingleWriter(in long key, in long source, ref long destination) =>
+        destination = source == Poison ? throw new PoisonException(key) : source;
 
     public readonly void ConcurrentWriter(in long key, in long source, ref long destination) =>
         Volatile.Write(ref destination, source);
 
-    public readonly void InitialUpdater(in long key, in long input, ref long value) => value = input;
+    public readonly void InitialUpdater(in long key, in long input, ref long value) =>
+        value = input == Poison ? throw new PoisonException(key) : input;
 
     public readonly void InPlaceUpdater(in long key, in long input, ref long value) =>
-        Interlocked.Add(ref value, input);
+        Interlocked.Add(ref value, input == Poison ? throw new PoisonException(key) : input);
 
     public readonly void CopyUpdater(in long key, in long input, in long oldValue, ref long newValue) =>
-        newValue = oldValue + input;
+        newValue = oldValue + (input == Poison ? throw new PoisonException(key) : input);
 
     public readonly void ReadCompletionCallback(
         in long key, in long input, in long output, CountContext? context, Status status) =>
@@ -65,9 +70,15 @@ public struct CountFunctions : IFunctions<long, long, long, long, CountContext?>
         context?.Completed(status);
 }
 
+/// <summary>What a callback of <see cref="CountFunctions"/> throws for <see cref="CountFunctions.Poison"/>.</summary>
+public sealed class PoisonException(long key) : Exception($"The callback refused key {key}.");
+
 /// <summary>Records what completion callbacks reported.</summary>
 public sealed class CountContext
 {
+    /// <summary>Makes the completion callback throw after recording, as a buggy callback would.</summary>
+    public bool ThrowOnCompletion { get; init; }
+
     private int _completions;
 
     public int Completions => Volatile.Read(ref _completions);
@@ -82,5 +93,9 @@ public sealed class CountContext
         LastStatus = status;
         Output = output;
         Interlocked.Increment(ref _completions);
+        if (ThrowOnCompletion)
+        {
+            throw new PoisonException(-1);
+        }
     }
 }

@@ -1,0 +1,155 @@
+using HybridKV.Checkpoints;
+using HybridKV.Devices;
+using HybridKV.Tests.LargerThanMemory;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.Hardening;
+
+/// <summary>
+/// User callbacks that throw (issue 16, items 3 and 4): the record a writer was filling is never visible, in memory or
+/// after recovery, and a pending operation that fails still leaves the session's CPR bookkeeping, so that later
+/// operations become durable and checkpoints complete.
+/// </summary>
+[Trait("Category", "Hardening")]
+public sealed class CallbackFailureTests : IDisposable
+{
+    private const long Poison = CountFunctions.Poison;
+    private static readonly TimeSpan Guard = TimeSpan.FromMinutes(1);
+
+    private readonly TempDirectory _directory = new();
+
+    public void Dispose() => _directory.Dispose();
+
+    [Theory]
+    [InlineData("initial")]
+    [InlineData("copy")]
+    [InlineData("upsert")]
+    public async Task A_record_whose_writer_threw_is_never_visible_not_even_after_recovery(string writer)
+    {
+        string directory = _directory.NewSubdirectory();
+        StoreSettings settings = StoreOnDevice.Settings(directory) with { MutableFraction = 0.25 };
+        const long Key = 5;
+        using (var store = StoreOnDevice.Create(settings))
+        using (var session = store.NewSession())
+        {
+            // The index comes from this full checkpoint; recovery replays the log written after it.
+            await store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.FoldOver).WaitAsync(Guard);
+            if (writer == "copy")
+            {
+                // Read-only but in memory: the RMW copies it to the tail and calls CopyUpdater on the copy.
+                session.Upsert(Key, 40);
+                long address = store.TailAddress;
+                session.Preload(1_000, first: 100);
+                Assert.True(store.ReadOnlyAddress > address, "the record is still mutable");
+                Assert.True(store.HeadAddress < address, "the record left memory");
+            }
+
+            Assert.Throws<PoisonException>(() => _ = writer == "upsert"
+                ? session.Upsert(Key, Poison)
+                : session.RMW(Key, Poison));
+            Assert.Equal(writer == "copy" ? (Status.Ok, 40L) : (Status.NotFound, 0L), session.ReadNow(Key));
+            await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.FoldOver).WaitAsync(Guard);
+        }
+
+        using (var recovered = StoreOnDevice.Create(settings))
+        {
+            await recovered.RecoverAsync().WaitAsync(Guard);
+            using var session = recovered.NewSession();
+            Assert.Equal(writer == "copy" ? (Status.Ok, 40L) : (Status.NotFound, 0L), session.ReadNow(Key));
+        }
+    }
+
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task A_pending_RMW_whose_updater_throws_leaves_the_session_able_to_commit(bool strictCpr)
+    {
+        StoreSettings settings = StoreOnDevice.Settings(_directory.NewSubdirectory()) with { StrictCpr = strictCpr };
+        using var store = StoreOnDevice.Create(settings);
+        using var session = store.NewSession();
+        session.Preload(20_000);
+
+        var poisoned = new CountContext();
+        Assert.Equal(Status.Pending, session.RMW(3, Poison, poisoned));
+        Assert.Equal(Status.Pending, session.RMW(4, 1, null));
+        Assert.Throws<PoisonException>(() => session.CompletePending(wait: true));
+
+        Assert.Equal(0, session.PendingCount);
+        Assert.Equal(1, poisoned.Completions);
+        Assert.Equal(Status.Error, poisoned.LastStatus);
+        Assert.Equal((Status.Ok, 3L), session.ReadNow(3));
+        Assert.Equal((Status.Ok, 5L), session.ReadNow(4));
+
+        Assert.Equal(Status.Ok, session.Upsert(6, 60));
+        Task committed = session.WaitForCommitAsync(session.LastSerialNo);
+        await store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.FoldOver).WaitAsync(Guard);
+        await committed.WaitAsync(Guard);
+        Assert.Empty(session.DurableCommitPoint.ExcludedSerialNos);
+    }
+
+    [Fact]
+    public async Task A_completion_callback_that_throws_still_completes_its_operation_and_the_others()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        session.Preload(20_000);
+
+        var throwing = new CountContext { ThrowOnCompletion = true };
+        var others = Enumerable.Range(0, 20).Select(_ => new CountContext()).ToArray();
+        long output = 0;
+        Assert.Equal(Status.Pending, session.Read(1, 0, ref output, throwing));
+        for (int i = 0; i < others.Length; i++)
+        {
+            Assert.Equal(Status.Pending, session.RMW(100 + i, 1, others[i]));
+        }
+
+        Assert.Throws<PoisonException>(() => session.CompletePending(wait: true));
+        Assert.True(session.CompletePending(wait: true));
+        Assert.Equal(0, session.PendingCount);
+        Assert.Equal(1, throwing.Completions);
+        Assert.All(others, context => Assert.Equal((1, Status.Ok), (context.Completions, context.LastStatus)));
+
+        Task committed = session.WaitForCommitAsync(session.LastSerialNo);
+        await store.TakeCheckpointAsync().WaitAsync(Guard);
+        await committed.WaitAsync(Guard);
+    }
+
+    [Fact]
+    public async Task An_awaited_RMW_whose_updater_throws_fails_its_own_task_only()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        session.Preload(20_000);
+
+        Task<Status> poisoned = session.RMWAsync(3, Poison).AsTask();
+        Task<Status> fine = session.RMWAsync(4, 1).AsTask();
+        await Assert.ThrowsAsync<PoisonException>(() => poisoned.WaitAsync(Guard));
+        Assert.Equal(Status.Ok, await fine.WaitAsync(Guard));
+        Assert.Equal(new ReadResult<long>(Status.Ok, 3), await session.ReadAsync(3).AsTask().WaitAsync(Guard));
+        Assert.Equal(new ReadResult<long>(Status.Ok, 5), await session.ReadAsync(4).AsTask().WaitAsync(Guard));
+        Assert.Equal(0, session.PendingCount);
+    }
+
+    [Fact]
+    public async Task RecoverAsync_refuses_a_store_with_an_open_session()
+    {
+        string directory = _directory.NewSubdirectory();
+        using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(directory)))
+        using (var session = store.NewSession())
+        {
+            session.Upsert(1, 1);
+            await store.TakeCheckpointAsync().WaitAsync(Guard);
+        }
+
+        using var recovering = StoreOnDevice.Create(StoreOnDevice.Settings(directory));
+        using (var early = recovering.NewSession())
+        {
+            var refused = await Assert.ThrowsAsync<InvalidOperationException>(() => recovering.RecoverAsync());
+            Assert.Contains("1 session(s)", refused.Message, StringComparison.Ordinal);
+        }
+
+        Assert.NotNull(await recovering.RecoverAsync().WaitAsync(Guard));
+        using var late = recovering.NewSession();
+        Assert.Equal((Status.Ok, 1L), late.ReadNow(1));
+    }
+}
