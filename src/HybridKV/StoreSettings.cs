@@ -50,7 +50,8 @@ public sealed record StoreSettings
 
     /// <summary>
     /// The fraction of the in-memory log that is updated in place (the rest is the read-only region, FASTER §6.4);
-    /// greater than 0 and at most 1. Default 0.9. At least one page is always mutable.
+    /// greater than 0 and at most 1. Default 0.9. At least one page is always mutable; with a device, at least one
+    /// page is read-only (so that pages can be flushed and leave memory), whatever the fraction.
     /// </summary>
     public double MutableFraction { get; init; } = 0.9;
 
@@ -134,8 +135,12 @@ public sealed record StoreSettings
     /// <summary>The number of page frames in memory.</summary>
     public int BufferPages => (int)(MemorySizeBytes >> PageSizeBits);
 
-    /// <summary>The number of newest pages updated in place.</summary>
-    public int MutablePages => Math.Clamp((int)(BufferPages * MutableFraction), 1, BufferPages);
+    /// <summary>
+    /// The number of newest pages updated in place. With a device, at most all frames but one: a page must become
+    /// read-only to be flushed and leave memory, or a full log would wait forever for room.
+    /// </summary>
+    public int MutablePages => Math.Clamp((int)(BufferPages * MutableFraction), 1,
+        LogDirectory is null && LogDevice is null ? BufferPages : BufferPages - 1);
 
     /// <summary>Checks every setting.</summary>
     /// <exception cref="ArgumentOutOfRangeException">A setting is outside its allowed range.</exception>
