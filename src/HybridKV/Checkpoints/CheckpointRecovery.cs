@@ -266,7 +266,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
                 }
 
                 (long replayed, bool changed) = ReplayPage(buffer, page, Math.Max(replayFrom, page), page + length,
-                    metadata.Version);
+                    metadata);
                 records += replayed;
                 if (changed || fromSnapshot)
                 {
@@ -299,13 +299,14 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     }
 
     /// <summary>Replays the records of one page whose addresses lie in [from, to).</summary>
-    private (long Records, bool Changed) ReplayPage(AlignedBuffer buffer, long page, long from, long to, long version) =>
+    private (long Records, bool Changed) ReplayPage(
+        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit) =>
         LogRecord<TKey, TValue>.IsVariable
-            ? ReplayVariablePage(buffer, page, from, to, version)
-            : ReplayFixedPage(buffer, page, from, to, version);
+            ? ReplayVariablePage(buffer, page, from, to, commit)
+            : ReplayFixedPage(buffer, page, from, to, commit);
 
     private unsafe (long Records, bool Changed) ReplayFixedPage(
-        AlignedBuffer buffer, long page, long from, long to, long version)
+        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit)
     {
         int recordSize = LogRecord<TKey, TValue>.FixedSize;
         int pageSize = _engine.Log.PageSize;
@@ -327,7 +328,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         for (; offset + recordSize <= pageSize && page + offset < to; offset += recordSize)
         {
             var record = new LogRecord<TKey, TValue>(start + offset);
-            changed |= _engine.ReplayRecord(record, page + offset, version);
+            changed |= _engine.ReplayRecord(record, page + offset, commit.Version, commit.StartAddress);
             records++;
         }
 
@@ -340,7 +341,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     /// 8 bytes at a time until the next header.
     /// </summary>
     private unsafe (long Records, bool Changed) ReplayVariablePage(
-        AlignedBuffer buffer, long page, long from, long to, long version)
+        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit)
     {
         int pageSize = _engine.Log.PageSize;
         long offset = Math.Max(from - page, page == 0 ? LogAddress.FirstValid : 0);
@@ -363,7 +364,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
                     "runs past the end of its page. The log does not match the checkpoint being recovered.");
             }
 
-            changed |= _engine.ReplayRecord(record, page + offset, version);
+            changed |= _engine.ReplayRecord(record, page + offset, commit.Version, commit.StartAddress);
             records++;
             offset += record.Size;
         }

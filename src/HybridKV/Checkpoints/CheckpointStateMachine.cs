@@ -143,6 +143,8 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     private async Task<LogCommit> CommitLogAsync(CheckpointWriter writer, long version, CheckpointMode mode)
     {
         long start = _engine.Log.TailAddress;
+        // Published before the state leaves REST, so a session that sees the next phase sees this address too.
+        _engine.CommitStartAddress = start;
         try
         {
             // PREPARE: sessions still run as v. Once all have seen it, IN-PROGRESS: each crosses its CPR point at its

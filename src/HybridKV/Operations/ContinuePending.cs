@@ -49,7 +49,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return ContinueWithNewest(operation, record, found: false, in session);
         }
 
-        if (operation.Kind != PendingKind.Read && IsFromNextVersion(record.Header, in session))
+        if (operation.Kind != PendingKind.Read && IsFromNextVersion(record.Header, operation.Storage.RecordAddress, in session))
         {
             return OperationStatus.CrossVersion;
         }

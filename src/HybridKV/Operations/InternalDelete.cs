@@ -37,7 +37,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-        UpdateDecision decision = DecideUpdate(region, record.Header, in session);
+        UpdateDecision decision = DecideUpdate(region, record.Header, address, in session);
         if (decision == UpdateDecision.CrossVersion)
         {
             return OperationStatus.CrossVersion;

@@ -32,7 +32,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-        switch (DecideUpdate(region, record.Header, in session))
+        switch (DecideUpdate(region, record.Header, address, in session))
         {
             case UpdateDecision.CrossVersion:
                 return OperationStatus.CrossVersion;

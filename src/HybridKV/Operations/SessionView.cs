@@ -19,9 +19,16 @@ internal readonly struct SessionView
     /// </summary>
     public readonly bool WritesDeferred;
 
+    /// <summary>
+    /// For a session already past its CPR point while the commit captures the version before: the commit's start
+    /// address, below which a record whose stamp equals the session's is an old one (stamps wrap); otherwise 0.
+    /// </summary>
+    public readonly long OlderBelow;
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public SessionView(int epochEntry, long version, SystemState state, bool strictCpr)
+    public SessionView(int epochEntry, long version, SystemState state, bool strictCpr, long commitStart)
     {
+        OlderBelow = state.Capturing && version > state.Version ? commitStart : 0;
         EpochEntry = epochEntry;
         Version = version;
         State = state;

@@ -10,10 +10,11 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static UpdateDecision DecideUpdate(LogRegion region, RecordHeader header, in SessionView session)
+    private UpdateDecision DecideUpdate(LogRegion region, RecordHeader header, long address, in SessionView session)
     {
-        UpdateDecision decision = header.Version != session.RecordVersion
-            ? DecideAcrossVersions(region, header, in session)
+        // A stamp equal to the session's is its version only above the commit start (stamps wrap, see IsOfNextVersion).
+        UpdateDecision decision = header.Version != session.RecordVersion || address < session.OlderBelow
+            ? DecideAcrossVersions(region, header, address, in session)
             : DecideByRegion(region);
 
         // Only variable-length values outgrow their record; for fixed-size types the JIT drops this test.
@@ -36,16 +37,27 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     };
 
     /// <summary>
-    /// Whether the record was written by a session already past its CPR point while this one is not. Versions are
-    /// stamped modulo 2^13, and a record is at most one version ahead of any session (CPR §6.2.1).
+    /// Whether the record was written by a session already past its CPR point while this one is not (CPR §6.2.1). Read
+    /// against the global state, not the session's view: a session with an older view meets such records too.
     /// </summary>
-    private static bool IsFromNextVersion(RecordHeader header, in SessionView session) =>
-        ((header.Version - session.Version) & RecordHeader.VersionMask) == 1;
+    private bool IsFromNextVersion(RecordHeader header, long address, in SessionView session) =>
+        State.SessionVersion > session.Version &&
+        IsOfNextVersion(header.Version, session.Version, address, Volatile.Read(ref _commitStartAddress));
+
+    /// <summary>
+    /// Whether a record stamped <paramref name="stamp"/> at <paramref name="address"/> was written by version
+    /// <paramref name="version"/> + 1. Stamps are 13 bits, so a stamp that reads v + 1 may be 8192 versions old; but
+    /// every record of v + 1 lies at or above <paramref name="commitStart"/>, the tail when the commit of v began, and
+    /// a record is never more than one version ahead. So the address tells an old record from a new one, for any
+    /// number of checkpoints, at run time and in recovery's replay alike.
+    /// </summary>
+    internal static bool IsOfNextVersion(long stamp, long version, long address, long commitStart) =>
+        address >= commitStart && ((stamp - version) & RecordHeader.VersionMask) == 1;
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private static UpdateDecision DecideAcrossVersions(LogRegion region, RecordHeader header, in SessionView session)
+    private UpdateDecision DecideAcrossVersions(LogRegion region, RecordHeader header, long address, in SessionView session)
     {
-        if (IsFromNextVersion(header, in session))
+        if (IsFromNextVersion(header, address, in session))
         {
             return UpdateDecision.CrossVersion;
         }

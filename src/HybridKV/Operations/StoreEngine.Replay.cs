@@ -13,7 +13,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// Runs before any session exists.
     /// </summary>
     /// <returns>Whether the record was changed (marked invalid), so that its page must be written back.</returns>
-    public bool ReplayRecord(LogRecord<TKey, TValue> record, long address, long recoveredVersion)
+    public bool ReplayRecord(LogRecord<TKey, TValue> record, long address, long recoveredVersion, long commitStart)
     {
         RecordHeader header = record.Header;
         if (header.IsNull || header.Invalid)
@@ -24,7 +24,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         VarBytes scratch = default;
         ref TKey key = ref record.KeyRef(ref scratch);
-        if (((header.Version - recoveredVersion) & RecordHeader.VersionMask) != 1)
+        if (!IsOfNextVersion(header.Version, recoveredVersion, address, commitStart))
         {
             IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
             HashIndex.TryUpdateEntry(ref slot, address);

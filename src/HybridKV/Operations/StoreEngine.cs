@@ -25,6 +25,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // The global CPR state (CPR §6.2): phase and version in one word, read by every session as it enters an operation.
     private long _systemState = new SystemState(CprPhase.Rest, 1).Word;
 
+    // The tail when the running (or last) commit began: every record of the next version lies at or above it.
+    private long _commitStartAddress;
+
     public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
         _settings = settings;
@@ -51,6 +54,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveInlining)]
         get => SystemState.FromWord(Volatile.Read(ref _systemState));
         set => Volatile.Write(ref _systemState, value.Word);
+    }
+
+    /// <summary>
+    /// The tail when the running commit began (L_s^h), set by the state machine before it leaves REST: records below it
+    /// are of the committing version or older, whatever their 13-bit stamp says.
+    /// </summary>
+    public long CommitStartAddress
+    {
+        get => Volatile.Read(ref _commitStartAddress);
+        set => Volatile.Write(ref _commitStartAddress, value);
     }
 
     public HashIndex Index { get; private set; }

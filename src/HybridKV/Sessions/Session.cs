@@ -383,7 +383,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             _cpr.CrossTo(state.SessionVersion, _strictCpr);
         }
 
-        _view = new SessionView(_epochEntry, _cpr.Version, state, _strictCpr);
+        _view = new SessionView(_epochEntry, _cpr.Version, state, _strictCpr, _engine.CommitStartAddress);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
