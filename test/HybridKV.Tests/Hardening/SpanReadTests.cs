@@ -17,7 +17,7 @@ public sealed class SpanReadTests
         var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 20));
         StoreSettings settings = ByteStores.OnDevice("unused") with { LogDirectory = null, LogDevice = device };
         using (device)
-        using (var store = new HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, FailingAppend>(settings))
+        using (var store = new HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, HookedVarBytesFunctions<FailingAppend>>(settings))
         using (var session = store.NewSession())
         {
             byte[] value = ByteStores.Bytes(200, 7);
@@ -47,62 +47,22 @@ public sealed class SpanReadTests
         }
     }
 
-    /// <summary>Appends like <see cref="VarBytesFunctions"/>, but a copy-append of "boom" throws.</summary>
-    private readonly struct FailingAppend : IFunctions<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty>
+    /// <summary>A copy-append of "boom" throws, after telling the test.</summary>
+    private readonly struct FailingAppend : IUpdateHooks
     {
         public static Action? OnFailure { get; set; }
 
-        private static VarBytesFunctions Plain => default;
+        public void BeforeInPlaceUpdate(in VarBytes input)
+        {
+        }
 
-        public long GetHashCode64(in VarBytes key) => Plain.GetHashCode64(in key);
-
-        public bool KeyEquals(in VarBytes first, in VarBytes second) => Plain.KeyEquals(in first, in second);
-
-        public void SingleReader(in VarBytes key, in VarBytes input, in VarBytes value, ref VarBytesOutput output) =>
-            Plain.SingleReader(in key, in input, in value, ref output);
-
-        public void ConcurrentReader(in VarBytes key, in VarBytes input, in VarBytes value, ref VarBytesOutput output) =>
-            Plain.ConcurrentReader(in key, in input, in value, ref output);
-
-        public void SingleWriter(in VarBytes key, in VarBytes source, ref VarBytes destination) =>
-            Plain.SingleWriter(in key, in source, ref destination);
-
-        public void ConcurrentWriter(in VarBytes key, in VarBytes source, ref VarBytes destination) =>
-            Plain.ConcurrentWriter(in key, in source, ref destination);
-
-        public int GetInitialValueLength(in VarBytes key, in VarBytes input) => Plain.GetInitialValueLength(in key, in input);
-
-        public int GetUpdatedValueLength(in VarBytes key, in VarBytes input, in VarBytes value) =>
-            Plain.GetUpdatedValueLength(in key, in input, in value);
-
-        public void InitialUpdater(in VarBytes key, in VarBytes input, ref VarBytes value) =>
-            Plain.InitialUpdater(in key, in input, ref value);
-
-        public void InPlaceUpdater(in VarBytes key, in VarBytes input, ref VarBytes value) =>
-            Plain.InPlaceUpdater(in key, in input, ref value);
-
-        public void CopyUpdater(in VarBytes key, in VarBytes input, in VarBytes oldValue, ref VarBytes newValue)
+        public void BeforeCopyUpdate(in VarBytes input)
         {
             if (input.AsReadOnlySpan().SequenceEqual("boom"u8))
             {
                 OnFailure?.Invoke();
                 throw new InvalidOperationException("The append callback failed.");
             }
-
-            Plain.CopyUpdater(in key, in input, in oldValue, ref newValue);
-        }
-
-        public void ReadCompletionCallback(
-            in VarBytes key, in VarBytes input, in VarBytesOutput output, Empty context, Status status)
-        {
-        }
-
-        public void RMWCompletionCallback(in VarBytes key, in VarBytes input, Empty context, Status status)
-        {
-        }
-
-        public void DeleteCompletionCallback(in VarBytes key, Empty context, Status status)
-        {
         }
     }
 }

@@ -128,7 +128,7 @@ public sealed class VarLenConcurrencyTests
     [Fact]
     public async Task A_value_that_outgrows_its_record_is_not_copied_while_an_in_place_update_of_it_is_under_way()
     {
-        using var store = new HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, StallingAppend>(
+        using var store = new HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, HookedVarBytesFunctions<StallingAppend>>(
             ByteStores.InMemory());
         using var stalled = store.NewSession();
         using var growing = store.NewSession();
@@ -157,63 +157,23 @@ public sealed class VarLenConcurrencyTests
 
     private static byte[] KeyOf(int k) => Encoding.UTF8.GetBytes($"shared/{k}");
 
-    /// <summary>Appends like <see cref="VarBytesFunctions"/>, but an in-place append of "S" stops until released.</summary>
-    private readonly struct StallingAppend : IFunctions<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty>
+    /// <summary>An in-place append of "S" stops until released.</summary>
+    private readonly struct StallingAppend : IUpdateHooks
     {
         public static ManualResetEventSlim? Entered { get; set; }
 
         public static ManualResetEventSlim? Release { get; set; }
 
-        private static VarBytesFunctions Plain => default;
-
-        public long GetHashCode64(in VarBytes key) => Plain.GetHashCode64(in key);
-
-        public bool KeyEquals(in VarBytes first, in VarBytes second) => Plain.KeyEquals(in first, in second);
-
-        public void SingleReader(in VarBytes key, in VarBytes input, in VarBytes value, ref VarBytesOutput output) =>
-            Plain.SingleReader(in key, in input, in value, ref output);
-
-        public void ConcurrentReader(in VarBytes key, in VarBytes input, in VarBytes value, ref VarBytesOutput output) =>
-            Plain.ConcurrentReader(in key, in input, in value, ref output);
-
-        public void SingleWriter(in VarBytes key, in VarBytes source, ref VarBytes destination) =>
-            Plain.SingleWriter(in key, in source, ref destination);
-
-        public void ConcurrentWriter(in VarBytes key, in VarBytes source, ref VarBytes destination) =>
-            Plain.ConcurrentWriter(in key, in source, ref destination);
-
-        public int GetInitialValueLength(in VarBytes key, in VarBytes input) => Plain.GetInitialValueLength(in key, in input);
-
-        public int GetUpdatedValueLength(in VarBytes key, in VarBytes input, in VarBytes value) =>
-            Plain.GetUpdatedValueLength(in key, in input, in value);
-
-        public void InitialUpdater(in VarBytes key, in VarBytes input, ref VarBytes value) =>
-            Plain.InitialUpdater(in key, in input, ref value);
-
-        public void InPlaceUpdater(in VarBytes key, in VarBytes input, ref VarBytes value)
+        public void BeforeInPlaceUpdate(in VarBytes input)
         {
             if (input.AsReadOnlySpan().SequenceEqual("S"u8) && Entered is { } entered && Release is { } release)
             {
                 entered.Set();
                 release.Wait();
             }
-
-            Plain.InPlaceUpdater(in key, in input, ref value);
         }
 
-        public void CopyUpdater(in VarBytes key, in VarBytes input, in VarBytes oldValue, ref VarBytes newValue) =>
-            Plain.CopyUpdater(in key, in input, in oldValue, ref newValue);
-
-        public void ReadCompletionCallback(
-            in VarBytes key, in VarBytes input, in VarBytesOutput output, Empty context, Status status)
-        {
-        }
-
-        public void RMWCompletionCallback(in VarBytes key, in VarBytes input, Empty context, Status status)
-        {
-        }
-
-        public void DeleteCompletionCallback(in VarBytes key, Empty context, Status status)
+        public void BeforeCopyUpdate(in VarBytes input)
         {
         }
     }
