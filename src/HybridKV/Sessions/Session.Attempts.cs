@@ -60,7 +60,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         Enter();
         try
         {
-            if (_keyOrder.KeyCount != 0 && MustWaitBehindPending(in key))
+            // A field of this object: the only cost of the key order while nothing is pending.
+            if (_pendingCount != 0 && MustWaitBehindPending(in key))
             {
                 pending = Park(kind, in key, in value, in input, in output, context, waiter, serialNo,
                     OperationStatus.Pending, default);
@@ -106,7 +107,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool MustWaitBehindPending(in TKey key) => _keyOrder.HasPending(_engine.KeyHashOf(in key));
+    private bool MustWaitBehindPending(in TKey key) =>
+        _keyOrder.KeyCount != 0 && _keyOrder.HasPending(_engine.KeyHashOf(in key));
 
     /// <summary>
     /// Clears the operation in progress once an attempt has finished it, while still protected: the state machine
