@@ -64,15 +64,18 @@ internal sealed partial class HybridLog
                 catch
                 {
                     // Out of native memory, say: the waiters must not wait for a turn that will never come.
-                    Volatile.Write(ref _tail.Word, TailWord(page, start));
+                    Volatile.Write(ref _tail.Word, TailWord(page, _pageSize));
                     throw;
                 }
 
                 if (opened != AllocationResult.Success)
                 {
-                    // Nothing at or after 'start' was handed out, so rewinding loses no allocation; the waiters see
-                    // the offset back inside the page and retry, and get the same answer instead of waiting forever.
-                    Volatile.Write(ref _tail.Word, TailWord(page, start));
+                    // Nothing at or after 'start' was handed out. The tail goes back to the page's end, not to 'start':
+                    // TailAddress already read as the page's end while the turn was tried (a fold-over may have taken
+                    // it as its final address), and must never go backwards; the rest of the page stays empty, as it
+                    // does when a turn succeeds. The waiters see the offset back inside the page, retry, and get the
+                    // same answer instead of waiting forever.
+                    Volatile.Write(ref _tail.Word, TailWord(page, _pageSize));
                     address = LogAddress.Invalid;
                     return opened;
                 }
