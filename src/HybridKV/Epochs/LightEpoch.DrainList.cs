@@ -55,6 +55,15 @@ internal sealed partial class LightEpoch
         }
 
         TryDrain();
+        if (HasActionAtOrBelow(priorEpoch))
+        {
+            // A participant leaving right now may have checked for actions before this one was published while its
+            // unprotect store was not yet visible to the scan: flush every core's stores and look again, so that
+            // either this scan sees it gone or its own check after leaving sees the action (Unprotect).
+            Interlocked.MemoryBarrierProcessWide();
+            TryDrain();
+        }
+
         return priorEpoch;
     }
 

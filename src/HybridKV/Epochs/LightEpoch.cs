@@ -133,6 +133,15 @@ internal sealed partial class LightEpoch : IDisposable
         }
 
         Volatile.Write(ref _table[entry].LocalEpoch, Unprotected);
+
+        // An action published between the check above and the store may have found this participant still protected
+        // and stayed behind; if no one else is active, nobody would run it. So look again once unprotected: either
+        // this load sees the action, or the bumper's second scan (after flushing every core's stores) sees this row
+        // unprotected (BumpCurrentEpoch).
+        if (HasPendingActions)
+        {
+            TryDrain();
+        }
     }
 
     /// <summary>Whether the participant holding <paramref name="entry"/> is inside protected code.</summary>
