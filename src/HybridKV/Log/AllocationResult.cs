@@ -14,4 +14,7 @@ internal enum AllocationResult : byte
 
     /// <summary>The log has no device to evict pages to, and every frame holds live data.</summary>
     Full,
+
+    /// <summary>The next page would lie beyond the log's address space (<see cref="HybridLog.AddressLimit"/>).</summary>
+    AddressSpaceExhausted,
 }

@@ -113,9 +113,9 @@ internal sealed partial class HybridLog
     /// </summary>
     private AllocationResult TryOpenPage(long page, int callerEntry)
     {
-        if (((page + 1) << _pageSizeBits) - 1 > LogAddress.MaxAddress)
+        if (((page + 1) << _pageSizeBits) > AddressLimit)
         {
-            return AllocationResult.Full;
+            return AllocationResult.AddressSpaceExhausted;
         }
 
         // The frame's previous page must be below the safe head: every thread has stopped reading it from memory.

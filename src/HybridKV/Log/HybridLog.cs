@@ -113,6 +113,12 @@ internal sealed unsafe partial class HybridLog : IDisposable
     /// <summary>Records below this address are not updated in place by any thread.</summary>
     public long SafeReadOnlyAddress => Volatile.Read(ref _safeReadOnlyAddress);
 
+    /// <summary>
+    /// The end of the log's address space: 2^48 (FASTER §5.1), or less with small pages, because the tail word keeps the
+    /// page number in 31 bits (2^40 bytes with 512-byte pages, 2^43 with 4 KiB pages).
+    /// </summary>
+    public long AddressLimit => Math.Min(LogAddress.MaxAddress + 1, (1L << 31) << _pageSizeBits);
+
     /// <summary>The next address to be allocated.</summary>
     public long TailAddress
     {

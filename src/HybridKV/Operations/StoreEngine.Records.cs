@@ -73,6 +73,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 ThrowHelper.ThrowLogFull(_settings.MemorySizeBytes, Log.PageSize, Log.TailAddress);
             }
 
+            if (result == AllocationResult.AddressSpaceExhausted)
+            {
+                ThrowHelper.ThrowAddressSpaceExhausted(Log.TailAddress, Log.AddressLimit, _settings.PageSizeBits);
+            }
+
             record = default;
             return OperationStatus.RetryLater;
         }

@@ -17,6 +17,14 @@ internal static class ThrowHelper
             $"{nameof(StoreSettings)}.{nameof(StoreSettings.MemorySizeBytes)}. The operation was not applied.");
 
     [DoesNotReturn]
+    public static void ThrowAddressSpaceExhausted(long tailAddress, long limit, int pageSizeBits) =>
+        throw new LogFullException(
+            $"The log's address space is exhausted: the tail is at address {tailAddress}, and no record may lie at or " +
+            $"above {limit} (2^{System.Numerics.BitOperations.Log2((ulong)limit)} bytes with " +
+            $"{nameof(StoreSettings.PageSizeBits)} = {pageSizeBits}). Compaction cannot move the tail back: copy the " +
+            "live records into a new store. The operation was not applied.");
+
+    [DoesNotReturn]
     public static void ThrowRecordTooLarge(int keyLength, int valueLength, long recordSize, int pageSize, int overhead)
     {
         if (valueLength < 0)
