@@ -66,12 +66,22 @@ public interface IFunctions<TKey, TValue, TInput, TOutput, TContext> : IKeyCompa
             $"An RMW on a store of {nameof(VarBytes)} values asks the functions how long the updated value is: " +
             $"implement {nameof(GetInitialValueLength)} and {nameof(GetUpdatedValueLength)} in {GetType().Name}.");
 
-    /// <summary>Reports the end of a read that returned <see cref="Status.Pending"/>.</summary>
+    /// <summary>
+    /// Reports the end of a read that returned <see cref="Status.Pending"/> from a blocking <c>Read</c>, inside the
+    /// caller's <c>CompletePending</c>; the output is the callback's. Asynchronous reads, and reads that wait inside
+    /// the call, return their output to their caller instead and do not call this.
+    /// </summary>
     void ReadCompletionCallback(in TKey key, in TInput input, in TOutput output, TContext context, Status status);
 
-    /// <summary>Reports the end of an RMW that returned <see cref="Status.Pending"/>.</summary>
+    /// <summary>
+    /// Reports the end of an RMW that returned <see cref="Status.Pending"/> from a blocking <c>RMW</c>, inside the
+    /// caller's <c>CompletePending</c>. Not called for <c>RMWAsync</c>, whose task reports the status.
+    /// </summary>
     void RMWCompletionCallback(in TKey key, in TInput input, TContext context, Status status);
 
-    /// <summary>Reports the end of a delete that returned <see cref="Status.Pending"/>.</summary>
+    /// <summary>
+    /// Reports the end of a delete that returned <see cref="Status.Pending"/> from a blocking <c>Delete</c>, inside
+    /// the caller's <c>CompletePending</c>. Not called for <c>DeleteAsync</c>, whose task reports the status.
+    /// </summary>
     void DeleteCompletionCallback(in TKey key, TContext context, Status status);
 }

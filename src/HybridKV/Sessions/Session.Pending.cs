@@ -264,22 +264,26 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     {
         PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation = finished.Operation;
         Exception? error = finished.Thrown;
-        try
+        if (operation.Completion is not { } completion)
         {
-            _engine.ReportCompletion(operation, finished.Status);
-        }
-#pragma warning disable CA1031 // Handed to whoever waits for the operation.
-        catch (Exception thrown)
+            // Only an operation of the blocking methods is reported to its completion callback, which then owns the
+            // output; awaited operations hand theirs to their caller, so no two parties ever hold one output.
+            try
+            {
+                _engine.ReportCompletion(operation, finished.Status);
+            }
+#pragma warning disable CA1031 // Handed to the caller of CompletePending.
+            catch (Exception thrown)
 #pragma warning restore CA1031
-        {
-            error ??= thrown;
+            {
+                error ??= thrown;
+            }
+
+            Interlocked.Decrement(ref _pendingCount);
+            return error;
         }
 
         Interlocked.Decrement(ref _pendingCount);
-        if (operation.Completion is not { } completion)
-        {
-            return error;
-        }
 
         // A device error fails an awaited operation; the blocking methods report it as Status.Error.
         error ??= finished.Status == Status.Error ? operation.IoError : null;

@@ -131,6 +131,27 @@ public sealed class CallbackFailureTests : IDisposable
     }
 
     [Fact]
+    public async Task Completion_callbacks_run_for_pending_blocking_operations_only_so_the_owner_of_an_output_is_clear()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        session.Preload(20_000);
+
+        var awaitedRead = new CountContext();
+        var awaitedUpdate = new CountContext();
+        var blocking = new CountContext();
+        Assert.Equal(new ReadResult<long>(Status.Ok, 1), await session.ReadAsync(1, context: awaitedRead).AsTask().WaitAsync(Guard));
+        Assert.Equal(Status.Ok, await session.RMWAsync(2, 5, awaitedUpdate).AsTask().WaitAsync(Guard));
+        long output = 0;
+        Assert.Equal(Status.Pending, session.Read(3, 0, ref output, blocking));
+        Assert.True(session.CompletePending(wait: true));
+
+        Assert.Equal(0, awaitedRead.Completions);
+        Assert.Equal(0, awaitedUpdate.Completions);
+        Assert.Equal((1, Status.Ok, 3L), (blocking.Completions, blocking.LastStatus, blocking.Output));
+    }
+
+    [Fact]
     public async Task RecoverAsync_refuses_a_store_with_an_open_session()
     {
         string directory = _directory.NewSubdirectory();
