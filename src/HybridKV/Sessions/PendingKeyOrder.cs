@@ -19,9 +19,6 @@ internal sealed class PendingKeyOrder<TKey, TValue, TInput, TOutput, TContext>
     /// <summary>How many keys have a pending operation; 0 keeps the check off the operation path.</summary>
     public int KeyCount => _queues.Count;
 
-    /// <summary>How many operations are held behind an earlier one of their key.</summary>
-    public int HeldCount { get; private set; }
-
     /// <summary>Whether an operation on a key with this hash must wait behind a pending one.</summary>
     public bool HasPending(long keyHash) => _queues.ContainsKey(keyHash);
 
@@ -38,7 +35,6 @@ internal sealed class PendingKeyOrder<TKey, TValue, TInput, TOutput, TContext>
 
         queue.Last.NextOnKey = operation;
         queue = queue with { Last = operation };
-        HeldCount++;
         return false;
     }
 
@@ -58,20 +54,7 @@ internal sealed class PendingKeyOrder<TKey, TValue, TInput, TOutput, TContext>
         }
 
         queue = queue with { First = next };
-        HeldCount--;
         return next;
-    }
-
-    /// <summary>Every held operation, for failing them all at once.</summary>
-    public IEnumerable<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> Held()
-    {
-        foreach (Queue queue in _queues.Values)
-        {
-            for (var operation = queue.First.NextOnKey; operation is not null; operation = operation.NextOnKey)
-            {
-                yield return operation;
-            }
-        }
     }
 
     private readonly record struct Queue(
