@@ -175,9 +175,13 @@ public sealed class CheckpointCatalog
             return (parsed.Manifest with { Metadata = parsed.Manifest.Metadata.Clone() }, null);
         }
         catch (Exception error) when (error is JsonException or KeyNotFoundException or InvalidOperationException
-                                          or FormatException or IOException)
+                                          or FormatException or FileNotFoundException or DirectoryNotFoundException)
         {
             return (null, $"{where}: the manifest cannot be read ({error.Message})");
+        }
+        catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+        {
+            throw Unreadable(where, error);
         }
     }
 
@@ -210,14 +214,28 @@ public sealed class CheckpointCatalog
                     return $"{where}: the checksum does not match the manifest (corrupt)";
                 }
             }
+            catch (Exception error) when (error is FileNotFoundException or DirectoryNotFoundException)
+            {
+                return $"{where}: missing ({error.Message})";
+            }
             catch (Exception error) when (error is IOException or UnauthorizedAccessException)
             {
-                return $"{where}: cannot be read ({error.Message})";
+                throw Unreadable(where, error);
             }
         }
 
         return null;
     }
+
+    /// <summary>
+    /// A checkpoint that is there but cannot be read now (an I/O error, not a missing part or a checksum mismatch) is
+    /// not evidence of a torn checkpoint: falling back past it would make recovery delete it as newer than the one
+    /// chosen. So recovery stops instead, having changed nothing.
+    /// </summary>
+    private static IOException Unreadable(string where, Exception error) => new(
+        $"Recovery stopped without changing anything: {where} exists but cannot be read ({error.Message}). It is not " +
+        "treated as damaged, because falling back to an older checkpoint would delete it; retry once the storage " +
+        "reads again.", error);
 
     private sealed record ManifestBody(int Format, CheckpointManifest Manifest);
 }
