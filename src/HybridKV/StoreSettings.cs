@@ -32,7 +32,9 @@ public sealed record StoreSettings
     /// <summary>
     /// The number of 64-byte hash buckets, each holding up to seven hash chains before it overflows; a power of two
     /// from <see cref="MinIndexBuckets"/> to <see cref="MaxIndexBuckets"/>. Default 2^16 (4 MiB). Size it at about
-    /// (number of keys) / 4 for short chains.
+    /// (number of keys) / 4 for short chains. A store that recovers takes the recovered checkpoint's index, with the
+    /// size it was written with, whatever this says: a larger value takes effect only in a store that starts empty (the
+    /// index does not grow yet).
     /// </summary>
     public long IndexBuckets { get; init; } = 1L << 16;
 
