@@ -14,7 +14,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>The key's 64-bit hash, which sessions order their pending operations on one key by.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public long KeyHashOf(in TKey key) => _functions.GetHashCode64(in key);
+    public long KeyHashOf(in TKey key) => HashOf(in key).Value;
 
     /// <summary>
     /// Follows the hash chain from <paramref name="address"/> to the newest record of <paramref name="key"/>, stopping

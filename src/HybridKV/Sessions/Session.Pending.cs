@@ -37,9 +37,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     // by the operation before them on their key.
     private readonly Queue<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _ready = new();
 
-    // Whether _ready holds operations that only need trying again: nothing signals them, so a waiter polls.
-    private bool _hasRetries;
-
     // Device reads finish on other threads; they land here and wake whoever drives completions.
     private readonly ConcurrentQueue<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _readsDone = new();
     private readonly Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _onReadDone;
@@ -141,7 +138,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         if (_ready.Count == 0)
         {
-            _hasRetries = false;
             return false;
         }
 
@@ -201,7 +197,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         finally
         {
             ExitProtection();
-            _hasRetries = _ready.Count != 0;
         }
 
         return progressed;

@@ -151,9 +151,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// Reads a key and, if it went pending, waits for it (blocking) so that the output is complete on return; the
-    /// completion callback also runs. For readers whose output points at the caller's memory, which must not be
-    /// written after the call returns.
+    /// Reads a key and, if it went pending, waits for it (blocking) so that the output is complete on return (it is
+    /// returned here, not to the completion callback). For readers whose output points at the caller's memory, which
+    /// must not be written after the call returns.
     /// </summary>
     /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
     internal Status ReadAndWait(in TKey key, in TInput input, ref TOutput output, TContext context)
@@ -165,32 +165,10 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             return ToStatus(status);
         }
 
-        // The output points at the caller's memory: this read must finish before the call returns, even when another
-        // pending operation's continuation or callback throws meanwhile (that exception follows once it has).
+        // The output points at the caller's memory: this read finishes before the call returns, even when another
+        // pending operation's continuation or callback throws meanwhile (that exception follows the read's own result).
         Task<(Status Status, TOutput Output)> completion = pending.Completion!.Task;
-        ExceptionDispatchInfo? sibling = null;
-        while (!completion.IsCompleted)
-        {
-            Task progress = _progress.NextSignal;
-            Task logSpace = _engine.Log.SpaceSignal;
-            bool progressed;
-            bool waitingForSpace = false;
-            try
-            {
-                progressed = ContinuePendingOnce(PendingDriver.Caller, out waitingForSpace);
-            }
-            catch (Exception error) when (!_store.IsDisposed)
-            {
-                sibling ??= ExceptionDispatchInfo.Capture(error);
-                progressed = true;
-            }
-
-            if (!progressed && !completion.IsCompleted)
-            {
-                WaitUnprotected(waitingForSpace ? logSpace : progress);
-            }
-        }
-
+        ExceptionDispatchInfo? sibling = DriveUntilDone(completion);
         (Status finalStatus, output) = completion.GetAwaiter().GetResult();
         sibling?.Throw();
         return finalStatus;
@@ -271,13 +249,38 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public bool CompletePending(bool wait = false)
     {
         ThrowIfDisposed();
+        if (wait)
+        {
+            DriveUntilDone(awaited: null)?.Throw();
+            return true;
+        }
+
+        if (_scopeOpen)
+        {
+            // A refresh point of the scope; also what lets a fuzzy-region operation's region become safe.
+            RefreshScope();
+        }
+
+        ContinuePendingOnce(PendingDriver.Caller, out _);
+        return PendingCount == 0;
+    }
+
+    /// <summary>
+    /// Continues pending operations on the caller's thread until <paramref name="awaited"/> has completed or, without
+    /// one, until none is pending; between passes it blocks outside protection (so that the epoch, and with it the
+    /// safe read-only offset and the head, moves on) on device completions or log space. A continuation or callback
+    /// that throws does not stop it: what it waits for still finishes first (a read into the caller's memory must not
+    /// outlive the call).
+    /// </summary>
+    /// <returns>The first exception a pass threw, for the caller to rethrow once it has its own result.</returns>
+    private ExceptionDispatchInfo? DriveUntilDone(Task? awaited)
+    {
         var spinner = new SpinWait();
         ExceptionDispatchInfo? failure = null;
         while (true)
         {
             if (_scopeOpen)
             {
-                // A refresh point of the scope; also what lets a fuzzy-region operation's region become safe.
                 RefreshScope();
             }
 
@@ -289,22 +292,15 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 progressed = ContinuePendingOnce(PendingDriver.Caller, out waitingForSpace);
             }
-            catch (Exception error) when (wait && !_store.IsDisposed)
+            catch (Exception error) when (!_store.IsDisposed)
             {
-                // Waiting means every operation finishes first; the first failure is reported after that.
                 failure ??= ExceptionDispatchInfo.Capture(error);
                 progressed = true;
             }
 
-            if (PendingCount == 0)
+            if (awaited?.IsCompleted ?? PendingCount == 0)
             {
-                failure?.Throw();
-                return true;
-            }
-
-            if (!wait)
-            {
-                return false;
+                return failure;
             }
 
             if (progressed)
@@ -312,17 +308,17 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 continue;
             }
 
-            // Unprotected here, so that the epoch (and with it the safe read-only offset and the head) moves on.
             if (waitingForSpace)
             {
                 WaitUnprotected(logSpace);
             }
-            else if (!_hasRetries)
+            else if (_ready.Count == 0)
             {
                 WaitUnprotected(progress);
             }
             else
             {
+                // Only operations in the fuzzy region are left: they wait for the epoch, which signals nobody.
                 spinner.SpinOnce();
             }
         }
