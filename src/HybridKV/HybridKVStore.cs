@@ -173,6 +173,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
+    /// <summary>The session table (tests).</summary>
+    internal SessionRegistry SessionTable => _sessions;
+
     internal StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> Engine => _engine;
 
     /// <summary>Starts a session with a new identity: a logical thread of operations.</summary>
@@ -197,8 +200,10 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// Serial numbers continue after the commit point.
     /// </summary>
     /// <param name="id">The session's identity.</param>
-    /// <param name="recovered">The session's recovered commit point; <see cref="CommitPoint.None"/> when no checkpoint
-    /// holds any operation of this session.</param>
+    /// <param name="recovered">The session's commit point in the latest commit; <see cref="CommitPoint.None"/> when that
+    /// commit does not name the session: none of its operations is durable, or it was disposed and an earlier commit
+    /// recorded its final point (a disposed session is named by one commit after it closed, then forgotten, so that the
+    /// session table stays bounded); the identity then starts over with serial number 1.</param>
     /// <exception cref="ArgumentException">A session with this identity is already open.</exception>
     /// <exception cref="InvalidOperationException"><see cref="StoreSettings.MaxSessions"/> sessions are open.</exception>
     /// <exception cref="ObjectDisposedException">The store is disposed.</exception>

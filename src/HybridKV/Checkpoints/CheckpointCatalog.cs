@@ -15,6 +15,10 @@ public sealed class CheckpointCatalog
 
     private readonly CheckpointStore _store;
 
+    // Manifests this catalog wrote or has read: a committed manifest never changes, so a running store lists its
+    // checkpoints without parsing every manifest (each holding the session table) again at every checkpoint.
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<Guid, CheckpointManifest> _known = new();
+
     /// <summary>A catalog over <paramref name="store"/>.</summary>
     public CheckpointCatalog(CheckpointStore store)
     {
@@ -73,9 +77,16 @@ public sealed class CheckpointCatalog
         var manifests = new List<CheckpointManifest>();
         foreach (Guid token in await _store.ListCommittedAsync(cancellationToken).ConfigureAwait(false))
         {
+            if (_known.TryGetValue(token, out CheckpointManifest? known))
+            {
+                manifests.Add(known);
+                continue;
+            }
+
             (CheckpointManifest? manifest, _) = await TryReadManifestAsync(token, cancellationToken).ConfigureAwait(false);
             if (manifest is not null)
             {
+                _known[token] = manifest;
                 manifests.Add(manifest);
             }
         }
@@ -113,7 +124,7 @@ public sealed class CheckpointCatalog
             bool isLeftover = !committedTokens.Contains(token) && deleteUncommitted;
             if (isOldCommitted || isLeftover)
             {
-                await _store.DeleteAsync(token, cancellationToken).ConfigureAwait(false);
+                await DeleteAsync(token, cancellationToken).ConfigureAwait(false);
                 deleted.Add(token);
             }
         }
@@ -135,6 +146,12 @@ public sealed class CheckpointCatalog
 
     internal CheckpointStore Store => _store;
 
+    internal Task DeleteAsync(Guid token, CancellationToken cancellationToken)
+    {
+        _known.TryRemove(token, out _);
+        return _store.DeleteAsync(token, cancellationToken);
+    }
+
     internal async Task<CheckpointManifest> CommitAsync(
         Guid token, IReadOnlyList<CheckpointPart> parts, JsonElement metadata, CancellationToken cancellationToken)
     {
@@ -147,6 +164,7 @@ public sealed class CheckpointCatalog
         uint crc = Crc32C.Compute(Encoding.UTF8.GetBytes(body));
         string envelope = $"{{\"crc32c\":{crc},\"body\":{body}}}";
         await _store.CommitAsync(token, Encoding.UTF8.GetBytes(envelope), cancellationToken).ConfigureAwait(false);
+        _known[token] = manifest;
         return manifest;
     }
 

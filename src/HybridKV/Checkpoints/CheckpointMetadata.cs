@@ -41,7 +41,12 @@ internal sealed record CheckpointMetadata(
 internal sealed record IndexCheckpointMetadata(Guid Token, long StartAddress, long EndAddress);
 
 /// <summary>One session's commit point.</summary>
-internal sealed record SessionCommitMetadata(Guid Id, long UntilSerialNo, long[] ExcludedSerialNos)
+/// <param name="Id">The session's identity.</param>
+/// <param name="UntilSerialNo">Its operations up to this serial number are in the commit, except the excluded ones.</param>
+/// <param name="ExcludedSerialNos">Operations up to <paramref name="UntilSerialNo"/> that are not in the commit.</param>
+/// <param name="Closed">The session was disposed before its CPR point: this is its final point, and the next
+/// checkpoint no longer names it (the session table stays bounded by the sessions still in use).</param>
+internal sealed record SessionCommitMetadata(Guid Id, long UntilSerialNo, long[] ExcludedSerialNos, bool Closed = false)
 {
     public CommitPoint ToCommitPoint() => new(UntilSerialNo, ExcludedSerialNos);
 }

@@ -184,7 +184,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         {
             // Before the replay writes to the log: these describe a log this recovery is about to overwrite, so a
             // later recovery must never fall back to them.
-            await _catalog.Store.DeleteAsync(abandoned, cancellationToken).ConfigureAwait(false);
+            await _catalog.DeleteAsync(abandoned, cancellationToken).ConfigureAwait(false);
             CheckpointLog.Abandoned(_logger, abandoned, choice.Manifest.Token);
         }
 

@@ -307,11 +307,11 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         return oldest;
     }
 
-    private static CheckpointMetadata? ReadMetadata(CheckpointManifest manifest)
+    private static CheckpointReferences? ReadMetadata(CheckpointManifest manifest)
     {
         try
         {
-            return manifest.Metadata.Deserialize<CheckpointMetadata>(JsonOptions);
+            return manifest.Metadata.Deserialize<CheckpointReferences>(JsonOptions);
         }
         catch (JsonException)
         {
@@ -328,6 +328,9 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     {
         _oneAtATime.Dispose();
     }
+
+    /// <summary>What retention needs of a checkpoint's metadata, read without its session table.</summary>
+    private sealed record CheckpointReferences(long BeginAddress, IndexCheckpointMetadata? Index);
 
     private sealed record LogCommit(
         IReadOnlyList<SweptSession> Points,

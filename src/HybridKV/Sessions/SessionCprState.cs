@@ -165,6 +165,19 @@ internal sealed class SessionCprState
         }
     }
 
+    /// <summary>
+    /// Whether the durable commit point already holds every operation the session issued, so that no checkpoint has
+    /// anything left to record for it (a disposed session in that state leaves the session table at once).
+    /// </summary>
+    public bool AllDurable()
+    {
+        lock (_gate)
+        {
+            return _pendingSerialNos.Count == 0 && _durable.ExcludedSerialNos.Count == 0 &&
+                Volatile.Read(ref _nextSerialNo) - 1 == _durable.UntilSerialNo;
+        }
+    }
+
     /// <summary>Publishes a durable commit point and wakes the waiters it satisfies.</summary>
     public void OnCommitted(CommitPoint point)
     {

@@ -3,14 +3,22 @@ using HybridKV.Checkpoints;
 namespace HybridKV.Sessions;
 
 /// <summary>
-/// Every session the store knows: open ones, ones closed since the last checkpoint recorded them, and the durable
-/// commit point of every session ever committed (the session table a checkpoint persists, CPR §2).
+/// Every session the store knows: open ones, closed ones whose last operations no checkpoint has recorded yet, and the
+/// session table of the latest commit (CPR §2), which <c>ContinueSession</c> hands out.
 /// </summary>
+/// <remarks>
+/// The table stays bounded by the sessions in use: a session disposed with operations not yet durable is named once
+/// more, with its final point and marked closed, by the next commit, and by no commit after; one disposed with every
+/// operation durable leaves at once and is left out of the next commit. A session the latest commit names keeps its
+/// point for <c>ContinueSession</c> until then.
+/// </remarks>
 internal sealed class SessionRegistry
 {
     private readonly object _lock = new();
     private readonly Dictionary<Guid, SessionCprState> _live = new();
-    private Dictionary<Guid, CommitPoint> _committed = new();
+    private Dictionary<Guid, SessionCommitMetadata> _committed = new();
+    // Named by the latest commit, disposed since with nothing left to record: the next commit leaves them out.
+    private readonly HashSet<Guid> _retiring = new();
 
     /// <summary>Signalled when a session's last pending operation completes (a strict checkpoint waits for that).</summary>
     public Utilities.AsyncSignal PendingDrained { get; } = new();
@@ -48,7 +56,10 @@ internal sealed class SessionRegistry
                 return existing;
             }
 
-            recovered = continueRecovered ? _committed.GetValueOrDefault(id, CommitPoint.None) : CommitPoint.None;
+            _retiring.Remove(id);
+            recovered = continueRecovered && _committed.TryGetValue(id, out SessionCommitMetadata? committed)
+                ? committed.ToCommitPoint()
+                : CommitPoint.None;
             // The version is read under the lock, so a checkpoint's sweep sees this session either not at all (it
             // started after the sweep, so it is already at the new version) or at the version it then crosses from.
             var state = new SessionCprState(id, version(), recovered, PendingDrained);
@@ -58,18 +69,27 @@ internal sealed class SessionRegistry
     }
 
     /// <summary>
-    /// Marks a session closed. When checkpoints are possible it stays until a checkpoint has recorded its last
-    /// operations; otherwise it is forgotten at once.
+    /// Marks a session closed. When checkpoints are possible and some of its operations are not durable yet, it stays
+    /// until a checkpoint has recorded them; otherwise it is forgotten at once.
     /// </summary>
     public void Close(SessionCprState state, bool keepForCheckpoint)
     {
         lock (_lock)
         {
             state.Closed = true;
-            if (!keepForCheckpoint && _live.TryGetValue(state.Id, out SessionCprState? current) &&
-                ReferenceEquals(current, state))
+            if (keepForCheckpoint && !state.AllDurable())
+            {
+                return;
+            }
+
+            if (_live.TryGetValue(state.Id, out SessionCprState? current) && ReferenceEquals(current, state))
             {
                 _live.Remove(state.Id);
+            }
+
+            if (keepForCheckpoint && _committed.ContainsKey(state.Id))
+            {
+                _retiring.Add(state.Id);
             }
         }
     }
@@ -110,19 +130,30 @@ internal sealed class SessionRegistry
         }
     }
 
-    /// <summary>The session table a checkpoint persists: the earlier table updated with the points just taken.</summary>
+    /// <summary>
+    /// The session table a checkpoint persists: the earlier table without the sessions that have left, updated with
+    /// the points just taken.
+    /// </summary>
     public IReadOnlyList<SessionCommitMetadata> TableWith(IReadOnlyList<SweptSession> points)
     {
         lock (_lock)
         {
-            var table = new Dictionary<Guid, CommitPoint>(_committed);
-            foreach (SweptSession swept in points)
+            var table = new Dictionary<Guid, SessionCommitMetadata>(_committed.Count + points.Count);
+            foreach (SessionCommitMetadata earlier in _committed.Values)
             {
-                table[swept.State.Id] = swept.Point;
+                if (!earlier.Closed && !_retiring.Contains(earlier.Id))
+                {
+                    table[earlier.Id] = earlier;
+                }
             }
 
-            return table.Select(p => new SessionCommitMetadata(p.Key, p.Value.UntilSerialNo,
-                p.Value.ExcludedSerialNos.ToArray())).OrderBy(s => s.Id).ToList();
+            foreach (SweptSession swept in points)
+            {
+                table[swept.State.Id] = new SessionCommitMetadata(swept.State.Id, swept.Point.UntilSerialNo,
+                    swept.Point.ExcludedSerialNos.ToArray(), swept.WasClosed);
+            }
+
+            return table.Values.OrderBy(s => s.Id).ToList();
         }
     }
 
@@ -132,7 +163,8 @@ internal sealed class SessionRegistry
     {
         lock (_lock)
         {
-            _committed = table.ToDictionary(s => s.Id, s => s.ToCommitPoint());
+            _committed = table.ToDictionary(s => s.Id);
+            _retiring.RemoveWhere(id => !_committed.ContainsKey(id));
             foreach (SweptSession swept in points)
             {
                 // Only a session that was already closed when it crossed has all its operations in this commit; one
@@ -157,7 +189,8 @@ internal sealed class SessionRegistry
     {
         lock (_lock)
         {
-            _committed = table.ToDictionary(s => s.Id, s => s.ToCommitPoint());
+            _committed = table.ToDictionary(s => s.Id);
+            _retiring.Clear();
         }
     }
 
@@ -168,7 +201,19 @@ internal sealed class SessionRegistry
         {
             lock (_lock)
             {
-                return new Dictionary<Guid, CommitPoint>(_committed);
+                return _committed.ToDictionary(p => p.Key, p => p.Value.ToCommitPoint());
+            }
+        }
+    }
+
+    /// <summary>The sessions held in memory: open ones and closed ones waiting for a checkpoint (tests).</summary>
+    internal int LiveCount
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _live.Count;
             }
         }
     }

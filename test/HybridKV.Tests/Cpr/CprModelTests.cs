@@ -111,11 +111,12 @@ public sealed class CprModelTests : IDisposable
         {
             Round round = scenario.Rounds[roundIndex];
             IReadOnlyList<Executed>[] executed;
+            CommitPoint?[] reported = new CommitPoint?[Sessions];
             IReadOnlyDictionary<Guid, CommitPoint> before;
             using (var store = StoreOnDevice.Create(Settings(directory) with { StrictCpr = strictCpr }))
             {
                 before = Blocking.Run(() => store.RecoverAsync())?.Sessions ?? new Dictionary<Guid, CommitPoint>();
-                executed = RunRound(store, ids, round, coverage);
+                executed = RunRound(store, ids, round, coverage, reported);
             }
 
             history.Add($"round {roundIndex} from {string.Join("; ", ids.Select(id => before.GetValueOrDefault(id, CommitPoint.None)))}: ");
@@ -127,7 +128,7 @@ public sealed class CprModelTests : IDisposable
             IReadOnlyDictionary<Guid, CommitPoint> after = result?.Sessions ?? new Dictionary<Guid, CommitPoint>();
             for (int s = 0; s < Sessions; s++)
             {
-                CommitPoint point = after.GetValueOrDefault(ids[s], CommitPoint.None);
+                CommitPoint point = PointOf(ids[s], after, reported[s], executed[s]);
                 Assert.True(!strictCpr || point.ExcludedSerialNos.Count == 0, $"strict CPR excluded operations: {point}");
                 long previous = before.GetValueOrDefault(ids[s], CommitPoint.None).UntilSerialNo;
                 foreach (Executed done in executed[s])
@@ -165,6 +166,25 @@ public sealed class CprModelTests : IDisposable
         return true;
     }
 
+    /// <summary>
+    /// The session's recovered point: the one the recovered commit names, or, for a session it no longer names, the
+    /// final point an earlier commit reported when it recorded the session closed with every operation in it.
+    /// </summary>
+    private static CommitPoint PointOf(
+        Guid id, IReadOnlyDictionary<Guid, CommitPoint> recovered, CommitPoint? reported, IReadOnlyList<Executed> executed)
+    {
+        if (recovered.TryGetValue(id, out CommitPoint? named))
+        {
+            return named;
+        }
+
+        long last = executed.Count == 0 ? 0 : executed[^1].SerialNo;
+        Assert.True(reported is null || executed.Count == 0 ||
+            (reported.UntilSerialNo == last && reported.ExcludedSerialNos.Count == 0),
+            $"session {id} left the session table at {reported} before its last operation {last} was durable");
+        return reported ?? CommitPoint.None;
+    }
+
     private static string History(IReadOnlyList<Executed>[] executed, long key) => string.Join(" ",
         executed.SelectMany((ops, owner) => ops
             .Where(e => e.Op.Kind == OpKind.SharedRmw ? SharedBase + e.Op.Key == key : OwnKey(owner, e.Op.Key) == key)
@@ -172,7 +192,7 @@ public sealed class CprModelTests : IDisposable
 
     private static List<Executed>[] RunRound(
         HybridKVStore<long, long, long, long, CountContext?, CountFunctions> store, Guid[] ids, Round round,
-        Coverage coverage)
+        Coverage coverage, CommitPoint?[] reported)
     {
         var executed = new List<Executed>[Sessions];
         int done = 0;
@@ -185,7 +205,12 @@ public sealed class CprModelTests : IDisposable
             threads[s] = new Thread(() =>
             {
                 using var session = store.ContinueSession(ids[index], out _);
-                session.Committed += (_, point) => Interlocked.Add(ref coverage.Exclusions, point.ExcludedSerialNos.Count);
+                session.Committed += (_, point) =>
+                {
+                    Interlocked.Add(ref coverage.Exclusions, point.ExcludedSerialNos.Count);
+                    // Commits complete one at a time, each reporting a point at least as far as the one before.
+                    Volatile.Write(ref reported[index], point);
+                };
                 var pendingKeys = new HashSet<long>();
                 int opIndex = 0;
                 foreach (Op op in round.Sessions[index])
