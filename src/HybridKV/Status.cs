@@ -6,7 +6,8 @@ public enum Status : byte
     /// <summary>The operation completed: a read found the key, or an update or delete was applied.</summary>
     Ok = 0,
 
-    /// <summary>The key does not exist (a read, or a delete of a key that was not there).</summary>
+    /// <summary>The key does not exist (a read, or a delete of a key memory or the index shows absent; a delete of a
+    /// key whose newest record is on the device reports <see cref="Ok"/> without reading it).</summary>
     NotFound = 1,
 
     /// <summary>

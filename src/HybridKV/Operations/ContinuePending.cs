@@ -172,13 +172,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return Restart(operation, in session);
         }
 
-        OperationStatus status = operation.Kind switch
-        {
-            PendingKind.Delete when !live => OperationStatus.NotFound,
-            PendingKind.Delete => AppendTombstone(ref slot, in operation.Key, in session),
-            _ when !live => CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session),
-            _ => CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, in session),
-        };
+        // Upserts and deletes are blind: only reads and RMWs read the device.
+        System.Diagnostics.Debug.Assert(operation.Kind == PendingKind.RMW, $"{operation.Kind} read a record");
+        OperationStatus status = live
+            ? CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, in session)
+            : CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session);
         return Finish(operation, status, in session);
     }
 
@@ -212,8 +210,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             status = operation.Kind switch
             {
                 PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, in session, out storageRead),
-                PendingKind.Delete => InternalDelete(in operation.Key, in session, out storageRead),
-                PendingKind.Upsert => UpsertOnRestart(operation, in session, out storageRead),
+                PendingKind.Delete => Blind(InternalDelete(in operation.Key, in session), out storageRead),
+                PendingKind.Upsert => Blind(InternalUpsert(in operation.Key, in operation.Value, in session),
+                    out storageRead),
                 _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
             };
         }
@@ -228,11 +227,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return status;
     }
 
-    private OperationStatus UpsertOnRestart(
-        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, in SessionView session, out StorageRead storageRead)
+    /// <summary>The result of a blind update (upsert, delete) where any operation's may hold a storage read: none.</summary>
+    internal static OperationStatus Blind(OperationStatus status, out StorageRead storageRead)
     {
         storageRead = default;
-        return InternalUpsert(in operation.Key, in operation.Value, in session);
+        return status;
     }
 
     private OperationStatus CopyUpdateFrom(

@@ -4,13 +4,15 @@ using HybridKV.Log;
 
 namespace HybridKV.Operations;
 
-/// <summary>Delete: a tombstone, in place in the mutable region, appended below it (FASTER §4 and §5.3).</summary>
+/// <summary>
+/// Delete: a tombstone, in place in the mutable region, appended below it (FASTER §4 and §5.3). It never reads the
+/// device, so it reports <see cref="OperationStatus.NotFound"/> only when memory or the index shows the key absent.
+/// </summary>
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalDelete(in TKey key, in SessionView session, out StorageRead storageRead)
+    public OperationStatus InternalDelete(in TKey key, in SessionView session)
     {
-        storageRead = default;
         if (session.WritesDeferred)
         {
             return OperationStatus.Pending;
@@ -31,9 +33,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         if (region == LogRegion.OnStorage)
         {
-            // Read the record first, so that the status says whether the key existed.
-            storageRead = new StorageRead(address, slot.Address);
-            return OperationStatus.RecordOnStorage;
+            // Blind, like an upsert: the tombstone shadows whatever the device holds. Reading the record only to tell
+            // Ok from NotFound would make every delete of a cold key wait for the device. No record on the device can
+            // be of a version after this session's: they were all written before the session took its view.
+            return AppendTombstone(ref slot, in key, in session);
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);

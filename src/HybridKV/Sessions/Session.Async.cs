@@ -52,9 +52,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default) =>
         UpdateAsync(PendingKind.RMW, in key, default!, in input, context, cancellationToken);
 
-    /// <summary>Deletes a key, awaiting the device or log space as needed.</summary>
-    /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if the key did not exist.</returns>
-    /// <exception cref="Devices.StorageDeviceException">The device could not read the current record.</exception>
+    /// <summary>Deletes a key, awaiting log space or an earlier operation on the key as needed (never the device).</summary>
+    /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if memory or the index shows the key absent
+    /// (see <see cref="Delete(in TKey, TContext)"/>).</returns>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
     /// the delete itself still completes.</exception>

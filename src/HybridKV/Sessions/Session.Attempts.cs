@@ -76,8 +76,10 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 {
                     PendingKind.Read => _engine.InternalRead(in key, in input, ref output, out storageRead),
                     PendingKind.RMW => _engine.InternalRMW(in key, in input, in _view, out storageRead),
-                    PendingKind.Delete => _engine.InternalDelete(in key, in _view, out storageRead),
-                    _ => UpsertAttempt(in key, in value, out storageRead),
+                    PendingKind.Delete => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
+                        _engine.InternalDelete(in key, in _view), out storageRead),
+                    _ => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
+                        _engine.InternalUpsert(in key, in value, in _view), out storageRead),
                 };
             }
             while (ShouldRetryNow(status));
@@ -97,13 +99,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             Exit();
         }
-    }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private OperationStatus UpsertAttempt(in TKey key, in TValue value, out StorageRead storageRead)
-    {
-        storageRead = default;
-        return _engine.InternalUpsert(in key, in value, in _view);
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]

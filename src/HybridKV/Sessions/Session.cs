@@ -204,9 +204,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Delete(in TKey key) => Delete(in key, default!);
 
     /// <summary>Deletes a key.</summary>
-    /// <returns><see cref="Status.Ok"/>, <see cref="Status.NotFound"/> if the key did not exist, or
-    /// <see cref="Status.Pending"/> when its record is on the device or an earlier operation of this session on the
-    /// key is pending (finished in <see cref="CompletePending"/>).</returns>
+    /// <returns><see cref="Status.Ok"/>; <see cref="Status.NotFound"/> if memory or the index shows the key absent (a
+    /// delete never reads the device: when the key's newest record is there, it appends a tombstone and reports
+    /// <see cref="Status.Ok"/> whatever that record held); or <see cref="Status.Pending"/> when an earlier operation
+    /// of this session on the key is pending or the delete must wait for a checkpoint's phase (finished in
+    /// <see cref="CompletePending"/>).</returns>
     public Status Delete(in TKey key, TContext context)
     {
         TOutput output = default!;

@@ -118,7 +118,10 @@ public sealed class LargerThanMemoryTests : IDisposable
                     model[key] = model.GetValueOrDefault(key) + 2;
                     break;
                 default:
-                    Assert.Equal(model.Remove(key) ? Status.Ok : Status.NotFound, session.DeleteNow(key));
+                    // A delete of a key whose newest record is on the device does not read it, so it may report Ok for
+                    // a key that held nothing; the reads check what it did.
+                    Status deleted = session.DeleteNow(key);
+                    Assert.Contains(deleted, model.Remove(key) ? new[] { Status.Ok } : new[] { Status.Ok, Status.NotFound });
                     break;
             }
         }
@@ -199,13 +202,15 @@ public sealed class LargerThanMemoryTests : IDisposable
             device.FailRead = _ => true;
             Assert.Equal(Status.Error, session.ReadNow(5).Status);
             Assert.Equal(Status.Error, session.RMWNow(6, 100));
-            Assert.Equal(Status.Error, session.DeleteNow(7));
+
+            // A delete never reads the device: it completes whatever the device does.
+            Assert.Equal(Status.Ok, session.DeleteNow(7));
 
             // Nothing was changed by the failed operations.
             device.FailRead = null;
             Assert.Equal((Status.Ok, 10L), session.ReadNow(5));
             Assert.Equal((Status.Ok, 12L), session.ReadNow(6));
-            Assert.Equal((Status.Ok, 14L), session.ReadNow(7));
+            Assert.Equal(Status.NotFound, session.ReadNow(7).Status);
         }
     }
 

@@ -127,9 +127,14 @@ public sealed class PendingSequenceTests : IDisposable
             : new Outcome(contexts[i].LastStatus, kind == Kind.Read ? contexts[i].Output : 0))).ToArray(), pending);
     }
 
+    /// <summary>
+    /// The operations applied one by one. A delete is blind: while the key's newest record is on the device it appends a
+    /// tombstone without reading it, and reports Ok whatever the device held.
+    /// </summary>
     private static (Outcome[] Outcomes, long? Final) Model(long? value, Kind[] sequence)
     {
         var outcomes = new Outcome[sequence.Length];
+        bool newestInMemory = false;
         for (int i = 0; i < sequence.Length; i++)
         {
             switch (sequence[i])
@@ -140,14 +145,17 @@ public sealed class PendingSequenceTests : IDisposable
                 case Kind.Upsert:
                     value = UpsertValue(i);
                     outcomes[i] = new Outcome(Status.Ok, 0);
+                    newestInMemory = true;
                     break;
                 case Kind.RMW:
                     value = (value ?? 0) + RmwInput(i);
                     outcomes[i] = new Outcome(Status.Ok, 0);
+                    newestInMemory = true;
                     break;
                 default:
-                    outcomes[i] = new Outcome(value is null ? Status.NotFound : Status.Ok, 0);
+                    outcomes[i] = new Outcome(newestInMemory && value is null ? Status.NotFound : Status.Ok, 0);
                     value = null;
+                    newestInMemory = true;
                     break;
             }
         }

@@ -107,7 +107,9 @@ public sealed class VarLenConcurrencyTests
                         Assert.Equal(model.GetValueOrDefault(key), session.ReadBytes(keyBytes));
                         break;
                     default:
-                        Assert.Equal(model.Remove(key), session.DeleteNow(keyBytes));
+                        // Blind on the device: it may report a key that held nothing as deleted.
+                        bool existed = model.Remove(key);
+                        Assert.True(session.DeleteNow(keyBytes) || !existed, "a delete of a live key reported nothing");
                         break;
                 }
             }
