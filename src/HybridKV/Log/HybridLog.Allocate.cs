@@ -107,6 +107,12 @@ internal sealed partial class HybridLog
         }
     }
 
+    // Cold: counted only when a page turn finds no free frame (tests tell a blocked writer from a spinning one by it).
+    private long _pageTurnsRefused;
+
+    /// <summary>How many times a page turn found no free frame and its writer had to wait.</summary>
+    internal long PageTurnsRefused => Interlocked.Read(ref _pageTurnsRefused);
+
     /// <summary>
     /// Prepares the frame for <paramref name="page"/> and moves the read-only offset (and, when it lags, the head) to
     /// keep their distance from the tail (Alg. 1, buffer_maintenance).
@@ -129,6 +135,7 @@ internal sealed partial class HybridLog
 
             ThrowIfFlushFailed();
             ShiftHeadAddress(DesiredHeadAddress(page), callerEntry);
+            Interlocked.Increment(ref _pageTurnsRefused);
             return AllocationResult.RetryLater;
         }
 

@@ -9,6 +9,7 @@ internal static class StoreOnDevice
 {
     /// <summary>16 pages of 4 KiB in memory; 64 KiB segment files.</summary>
     public const long MemoryBytes = 1L << 16;
+    public const long PageSize = 1L << 12;
 
     public static StoreSettings Settings(string? directory = null, StorageDevice? device = null) => new()
     {

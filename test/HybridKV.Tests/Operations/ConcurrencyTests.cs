@@ -73,19 +73,29 @@ public sealed class ConcurrencyTests
             // Each stretch of operations runs on another OS thread, one after the other, as continuations after awaits
             // do; the threads stay alive until the end, so that their ids stay distinct.
             using var done = new ManualResetEventSlim();
+            Exception? failed = null;
             var thread = new Thread(() =>
             {
-                for (long i = 0; i < 50; i++)
+                try
                 {
-                    session.RMW(i % 10, 1);
+                    for (long i = 0; i < 50; i++)
+                    {
+                        session.RMW(i % 10, 1);
+                    }
+                }
+                catch (Exception error)
+                {
+                    // Reported by the test, instead of ending the test host.
+                    failed = error;
                 }
 
                 done.Set();
                 finished.Wait();
-            });
+            }) { IsBackground = true };
             thread.Start();
             done.Wait();
             threads.Add(thread);
+            Assert.Null(failed);
         }
 
         int distinct = threads.Select(t => t.ManagedThreadId).Distinct().Count();
