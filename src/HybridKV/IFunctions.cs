@@ -13,6 +13,10 @@ namespace HybridKV;
 /// <para>"Single" callbacks get exclusive access to the value they write or read. "Concurrent" callbacks and
 /// <see cref="InPlaceUpdater"/> work on a value in the mutable region that other threads may read or update at the
 /// same time: the implementation handles that (for example with <see cref="Interlocked"/> operations).</para>
+/// <para>A callback that throws fails its operation, and the exception reaches the caller. A writer or updater of a new
+/// record that throws leaves nothing behind: the record is never visible, not to reads and not after recovery. A
+/// callback that changes a value in place (<c>ConcurrentWriter</c>, <see cref="InPlaceUpdater"/>) works on the live
+/// value, so if it throws it must do so before it changes anything.</para>
 /// </remarks>
 /// <typeparam name="TKey">The key type.</typeparam>
 /// <typeparam name="TValue">The value type.</typeparam>

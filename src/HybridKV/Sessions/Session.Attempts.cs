@@ -95,6 +95,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             EndOperationIfDone(status);
             return status;
         }
+        catch
+        {
+            // A callback threw, or the log cannot make room: the operation is over, having changed nothing. Nothing
+            // may stay in progress, or every later CPR point of an idle session would stop short of it and waiting
+            // for its commit would never end.
+            _cpr.EndOperation();
+            throw;
+        }
         finally
         {
             Exit();

@@ -87,6 +87,27 @@ public sealed class CallbackFailureTests : IDisposable
         Assert.Empty(session.DurableCommitPoint.ExcludedSerialNos);
     }
 
+    [Theory]
+    [InlineData("upsert")]
+    [InlineData("rmw")]
+    public async Task An_idle_session_whose_last_operation_threw_sees_it_committed(string writer)
+    {
+        StoreSettings settings = StoreOnDevice.Settings(_directory.NewSubdirectory());
+        using var store = StoreOnDevice.Create(settings);
+        using var session = store.NewSession();
+        Assert.Equal(Status.Ok, session.Upsert(1, 10));
+        Assert.Throws<PoisonException>(() => _ = writer == "upsert" ? session.Upsert(2, Poison) : session.RMW(2, Poison));
+        long failed = session.LastSerialNo;
+
+        // The session issues nothing more: the checkpoint crosses it on its behalf, and its point must reach the
+        // operation that threw (which changed nothing), or waiting for it would never end.
+        Task committed = session.WaitForCommitAsync(failed);
+        await store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.FoldOver).WaitAsync(Guard);
+        await committed.WaitAsync(Guard);
+        Assert.Equal(new CommitPoint(failed, []), session.DurableCommitPoint);
+        Assert.Equal(Status.NotFound, session.ReadNow(2).Status);
+    }
+
     [Fact]
     public async Task A_completion_callback_that_throws_still_completes_its_operation_and_the_others()
     {

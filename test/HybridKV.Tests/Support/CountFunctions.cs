@@ -48,7 +48,7 @@ public struct CountFunctions : IFunctions<long, long, long, long, CountContext?>
         destination = source == Poison ? throw new PoisonException(key) : source;
 
     public readonly void ConcurrentWriter(in long key, in long source, ref long destination) =>
-        Volatile.Write(ref destination, source);
+        Volatile.Write(ref destination, source == Poison ? throw new PoisonException(key) : source);
 
     public readonly void InitialUpdater(in long key, in long input, ref long value) =>
         value = input == Poison ? throw new PoisonException(key) : input;
