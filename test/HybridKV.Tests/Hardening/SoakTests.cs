@@ -23,7 +23,7 @@ using CountSession = Session<long, long, long, long, CountContext?, CountFunctio
 public sealed class SoakTests(ITestOutputHelper output)
 {
     private const int Sessions = 3;
-    private const int OwnKeys = 64;
+    private const int OwnKeys = 1000;
     private const int SharedKeys = 8;
     private const long SharedBase = 900_000;
     private const long FillerBase = 10_000_000;
