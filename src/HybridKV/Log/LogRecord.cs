@@ -8,26 +8,18 @@ namespace HybridKV.Log;
 /// epoch that found it is held (or the buffer is).
 /// </summary>
 /// <remarks>
-/// Two layouts, chosen by the types (every test of <see cref="IsVariable"/> is a constant the JIT folds away):
-/// <code>
-/// fixed:    header (8) | key (sizeof, padded to 8) | value (sizeof, padded to 8)
-/// variable: header (8) | key length (4) | value room (4) | key (padded to 8) | value part (room bytes)
-///           where a VarBytes value part is: value length (4) | value lock (4) | value bytes (padded to 8)
-/// </code>
-/// A fixed-size part of a variable record keeps its size in place of a length. The key length and the room never
-/// change after the record is written, so a scan of the log can step from record to record; the value length
-/// changes in place, anywhere up to the room, so that a value can shrink and grow back without moving.
+/// Two layouts, each in its own type: <see cref="FixedLayout"/> for fixed-size keys and values,
+/// <see cref="VariableLayout"/> when either is <see cref="VarBytes"/>. This type chooses between
+/// them by the types (every test of <see cref="IsVariable"/> is a constant the JIT folds away) and adds what callbacks
+/// see: references to the key and value, and the value lock.
 /// <para>The value lock is a sequence number: odd while one thread changes the value in place, so that in-place
 /// writers of a variable-length value exclude each other (an append is a read and a write of the length) and readers
 /// in the mutable region retry instead of returning a value torn by a writer.</para>
 /// </remarks>
-internal readonly unsafe struct LogRecord<TKey, TValue>
+internal readonly unsafe partial struct LogRecord<TKey, TValue>
     where TKey : unmanaged
     where TValue : unmanaged
 {
-    private const int VariablePrefixSize = sizeof(long) + sizeof(int) + sizeof(int);
-    private const int ValuePrefixSize = sizeof(int) + sizeof(int);
-
     private readonly byte* _start;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -62,7 +54,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     public static int FixedSize
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => sizeof(RecordHeader) + AlignTo8(sizeof(TKey)) + AlignTo8(sizeof(TValue));
+        get => FixedLayout.Size;
     }
 
     /// <summary>The smallest record: the fixed size, or in the variable layout an empty key and value.</summary>
@@ -92,21 +84,15 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     /// that lengths near <see cref="int.MaxValue"/> cannot overflow before the caller compares with the page size.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static long SizeFor(int keyLength, int valueLength)
-    {
-        if (!IsVariable)
-        {
-            return FixedSize;
-        }
-
-        return VariablePrefixSize + AlignTo8((long)(HasVariableKey ? keyLength : sizeof(TKey))) + ValueRoomFor(valueLength);
-    }
+    public static long SizeFor(int keyLength, int valueLength) => IsVariable
+        ? VariableLayout.SizeFor(HasVariableKey ? keyLength : sizeof(TKey), VariableLayout.ValueRoomFor(valueLength))
+        : FixedSize;
 
     /// <summary>This record's size: where the next record starts.</summary>
     public int Size
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => IsVariable ? VariablePrefixSize + (int)AlignTo8(StoredKeyLength) + StoredValueRoom : FixedSize;
+        get => IsVariable ? VariableLayout.Size(_start) : FixedSize;
     }
 
     public ref RecordHeader Header
@@ -124,7 +110,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     {
         if (HasVariableKey)
         {
-            int length = StoredKeyLength;
+            int length = VariableLayout.KeyLength(_start);
             scratch = new VarBytes(KeyStart, length, length);
             return ref Unsafe.As<VarBytes, TKey>(ref scratch);
         }
@@ -142,8 +128,8 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     {
         if (HasVariableValue)
         {
-            byte* part = ValueStart;
-            scratch = new VarBytes(part + ValuePrefixSize, Volatile.Read(ref *(int*)part), StoredValueRoom - ValuePrefixSize);
+            int length = Volatile.Read(ref VariableLayout.ValueLength(_start));
+            scratch = new VarBytes(ValueStart + VariableLayout.ValuePrefixSize, length, ValueCapacity);
             return ref Unsafe.As<VarBytes, TValue>(ref scratch);
         }
 
@@ -154,7 +140,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     public int ValueCapacity
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => HasVariableValue ? StoredValueRoom - ValuePrefixSize : sizeof(TValue);
+        get => HasVariableValue ? VariableLayout.ValueRoom(_start) - VariableLayout.ValuePrefixSize : sizeof(TValue);
     }
 
     /// <summary>Sets a variable-length value's length before a callback fills it (no-op for fixed-size values).</summary>
@@ -175,7 +161,7 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         {
             int length = Unsafe.As<TValue, VarBytes>(ref value).Length;
             Debug.Assert((uint)length <= (uint)ValueCapacity, "VarBytes.Length checks its capacity.");
-            Volatile.Write(ref *(int*)ValueStart, length);
+            Volatile.Write(ref VariableLayout.ValueLength(_start), length);
         }
     }
 
@@ -186,15 +172,12 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Initialize(in TKey key, int valueLength)
     {
-        if (!IsVariable)
+        int keyLength = KeyLengthOf(in key);
+        if (IsVariable)
         {
-            Unsafe.AsRef<TKey>(KeyStart) = key;
-            return;
+            VariableLayout.WriteLengths(_start, keyLength, valueLength);
         }
 
-        int keyLength = KeyLengthOf(in key);
-        *(int*)(_start + sizeof(long)) = keyLength;
-        *(int*)(_start + sizeof(long) + sizeof(int)) = (int)ValueRoomFor(valueLength);
         if (HasVariableKey)
         {
             Unsafe.As<TKey, VarBytes>(ref Unsafe.AsRef(in key)).AsReadOnlySpan().CopyTo(new Span<byte>(KeyStart, keyLength));
@@ -202,12 +185,6 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         else
         {
             Unsafe.AsRef<TKey>(KeyStart) = key;
-        }
-
-        if (HasVariableValue)
-        {
-            *(int*)ValueStart = valueLength;
-            *(int*)(ValueStart + sizeof(int)) = 0;
         }
     }
 
@@ -258,69 +235,27 @@ internal readonly unsafe struct LogRecord<TKey, TValue>
         return Volatile.Read(ref ValueLockWord) == sequence;
     }
 
-    private ref int ValueLockWord => ref *(int*)(ValueStart + sizeof(int));
+    private ref int ValueLockWord => ref VariableLayout.ValueLock(_start);
 
     /// <summary>
     /// Whether the variable-layout lengths describe a record that fits in <paramref name="available"/> bytes from its
     /// start (always true for the fixed layout). A record read from the device is trusted only after this.
     /// </summary>
-    public bool LengthsFitIn(int available)
-    {
-        if (!IsVariable)
-        {
-            return FixedSize <= available;
-        }
-
-        if (available < VariablePrefixSize)
-        {
-            return false;
-        }
-
-        long keyLength = StoredKeyLength;
-        long room = StoredValueRoom;
-        return keyLength >= 0 && room >= MinValueRoom && (room & 7) == 0
-               && VariablePrefixSize + AlignTo8(keyLength) + room <= available
-               && (!HasVariableValue || (uint)Volatile.Read(ref *(int*)ValueStart) <= (uint)(room - ValuePrefixSize));
-    }
+    public bool LengthsFitIn(int available) =>
+        IsVariable ? VariableLayout.LengthsFitIn(_start, available) : FixedSize <= available;
 
     /// <summary>How many bytes from its start must be read to know this record's size: the fixed size, or the prefix.</summary>
-    public static int SizeKnownAfter => IsVariable ? VariablePrefixSize : FixedSize;
-
-    private int StoredKeyLength
-    {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => *(int*)(_start + sizeof(long));
-    }
-
-    private int StoredValueRoom
-    {
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => *(int*)(_start + sizeof(long) + sizeof(int));
-    }
-
-    private static int MinValueRoom => HasVariableValue ? ValuePrefixSize : AlignTo8(sizeof(TValue));
+    public static int SizeKnownAfter => IsVariable ? VariableLayout.PrefixSize : FixedSize;
 
     private byte* KeyStart
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => IsVariable ? _start + VariablePrefixSize : _start + sizeof(RecordHeader);
+        get => IsVariable ? VariableLayout.KeyStart(_start) : FixedLayout.KeyStart(_start);
     }
 
     private byte* ValueStart
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        get => IsVariable
-            ? _start + VariablePrefixSize + AlignTo8(StoredKeyLength)
-            : _start + sizeof(RecordHeader) + AlignTo8(sizeof(TKey));
+        get => IsVariable ? VariableLayout.ValueStart(_start) : FixedLayout.ValueStart(_start);
     }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static long ValueRoomFor(int valueLength) =>
-        HasVariableValue ? AlignTo8(ValuePrefixSize + (long)valueLength) : AlignTo8(sizeof(TValue));
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static int AlignTo8(int size) => (size + 7) & ~7;
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static long AlignTo8(long size) => (size + 7) & ~7L;
 }

@@ -1,0 +1,13 @@
+using System.Runtime.CompilerServices;
+
+namespace HybridKV.Log;
+
+/// <summary>Arithmetic both record layouts share.</summary>
+internal static class RecordLayout
+{
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static int AlignTo8(int size) => (size + 7) & ~7;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public static long AlignTo8(long size) => (size + 7) & ~7L;
+}
