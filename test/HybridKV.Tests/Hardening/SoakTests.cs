@@ -101,7 +101,7 @@ public sealed class SoakTests(ITestOutputHelper output)
             before = recovered?.Sessions ?? new Dictionary<Guid, CommitPoint>();
             using (var reader = store.NewSession())
             {
-                AssertMatches(reader, durable, counters, () => "at the start of the round");
+                AssertMatches(reader, durable, counters, _ => "at the start of the round");
             }
 
             InjectFaults(faulty, plan, counters);
@@ -175,10 +175,15 @@ public sealed class SoakTests(ITestOutputHelper output)
             counters.UncertainKeys++;
         }
 
-        string Describe() => $"recovered version {result?.Version}; points before " +
+        string Describe(long key) => $"recovered version {result?.Version}; points before " +
             string.Join(", ", ids.Select(id => before.GetValueOrDefault(id, CommitPoint.None))) + ", after " +
-            string.Join(", ", ids.Select(id => after.GetValueOrDefault(id, CommitPoint.None))) + "; operations " +
-            string.Join(", ", executed.Select(e => e.Count == 0 ? "none" : $"#{e[0].SerialNo}-#{e[^1].SerialNo}"));
+            string.Join(", ", ids.Select(id => after.TryGetValue(id, out CommitPoint? p) ? p.ToString() : "not named")) +
+            ", reported " + string.Join(", ", reported.Select(p => p?.ToString() ?? "nothing")) + "; operations " +
+            string.Join(", ", executed.Select(e => e.Count == 0 ? "none" : $"#{e[0].SerialNo}-#{e[^1].SerialNo}")) +
+            $"; on {key} this round: " + string.Join(" ", executed.SelectMany((ops, owner) => ops
+                .Where(e => e.Key == key)
+                .Select(e => $"s{owner}#{e.SerialNo}:{e.Kind}:{e.Value}:{e.Status}{(e.WentPending ? "p" : "")}" +
+                             $"{(e.Effective ? "" : "!")}{(PointOf(after, ids[owner], reported[owner], ops).Includes(e.SerialNo) ? "" : "-")}")));
         AssertMatches(verifier, durable, counters, Describe);
     }
 
@@ -488,9 +493,10 @@ public sealed class SoakTests(ITestOutputHelper output)
     }
 
     private static void AssertMatches(
-        CountSession session, Dictionary<long, long> model, Counters counters, Func<string> describe)
+        CountSession session, Dictionary<long, long> model, Counters counters, Func<long, string> describe)
     {
         var wrong = new List<string>();
+        long? firstWrong = null;
         IEnumerable<long> keys = Enumerable.Range(0, Sessions)
             .SelectMany(s => Enumerable.Range(0, OwnKeys).Select(k => OwnKey(s, k)))
             .Concat(Enumerable.Range(0, SharedKeys).Select(k => SharedBase + k))
@@ -502,12 +508,13 @@ public sealed class SoakTests(ITestOutputHelper output)
             if ((status, value) != expected)
             {
                 wrong.Add($"{key}: {status} {value}, expected {expected}");
+                firstWrong ??= key;
             }
         }
 
         counters.VerifiedKeys += keys.Count();
         Assert.True(wrong.Count == 0,
-            $"{wrong.Count} keys wrong after recovery ({describe()}): {string.Join("; ", wrong.Take(20))}");
+            $"{wrong.Count} keys wrong after recovery: {string.Join("; ", wrong.Take(20))} ({describe(firstWrong ?? 0)})");
     }
 
     private static long OwnKey(int owner, int key) => (owner * 1000L) + key;
