@@ -128,7 +128,7 @@ public sealed class CprModelTests : IDisposable
             IReadOnlyDictionary<Guid, CommitPoint> after = result?.Sessions ?? new Dictionary<Guid, CommitPoint>();
             for (int s = 0; s < Sessions; s++)
             {
-                CommitPoint point = PointOf(ids[s], after, reported[s], executed[s]);
+                CommitPoint point = RecoveredPoints.Of(after, ids[s], reported[s], executed[s].Count == 0 ? 0 : executed[s][^1].SerialNo);
                 Assert.True(!strictCpr || point.ExcludedSerialNos.Count == 0, $"strict CPR excluded operations: {point}");
                 long previous = before.GetValueOrDefault(ids[s], CommitPoint.None).UntilSerialNo;
                 foreach (Executed done in executed[s])
@@ -164,25 +164,6 @@ public sealed class CprModelTests : IDisposable
         }
 
         return true;
-    }
-
-    /// <summary>
-    /// The session's recovered point: the one the recovered commit names, or, for a session it no longer names, the
-    /// final point an earlier commit reported when it recorded the session closed with every operation in it.
-    /// </summary>
-    private static CommitPoint PointOf(
-        Guid id, IReadOnlyDictionary<Guid, CommitPoint> recovered, CommitPoint? reported, IReadOnlyList<Executed> executed)
-    {
-        if (recovered.TryGetValue(id, out CommitPoint? named))
-        {
-            return named;
-        }
-
-        long last = executed.Count == 0 ? 0 : executed[^1].SerialNo;
-        Assert.True(reported is null || executed.Count == 0 ||
-            (reported.UntilSerialNo == last && reported.ExcludedSerialNos.Count == 0),
-            $"session {id} left the session table at {reported} before its last operation {last} was durable");
-        return reported ?? CommitPoint.None;
     }
 
     private static string History(IReadOnlyList<Executed>[] executed, long key) => string.Join(" ",

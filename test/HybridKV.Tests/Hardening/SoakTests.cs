@@ -138,7 +138,7 @@ public sealed class SoakTests(ITestOutputHelper output)
         var uncertain = new HashSet<long>();
         for (int s = 0; s < Sessions; s++)
         {
-            CommitPoint point = PointOf(after, ids[s], reported[s], executed[s]);
+            CommitPoint point = RecoveredPoints.Of(after, ids[s], reported[s], LastSerialNo(executed[s]));
             long previous = before.GetValueOrDefault(ids[s], CommitPoint.None).UntilSerialNo;
             Assert.True(point.UntilSerialNo >= previous, $"session {s} went back from {previous} to {point}");
             foreach (Executed done in executed[s])
@@ -183,28 +183,11 @@ public sealed class SoakTests(ITestOutputHelper output)
             $"; on {key} this round: " + string.Join(" ", executed.SelectMany((ops, owner) => ops
                 .Where(e => e.Key == key)
                 .Select(e => $"s{owner}#{e.SerialNo}:{e.Kind}:{e.Value}:{e.Status}{(e.WentPending ? "p" : "")}" +
-                             $"{(e.Effective ? "" : "!")}{(PointOf(after, ids[owner], reported[owner], ops).Includes(e.SerialNo) ? "" : "-")}")));
+                             $"{(e.Effective ? "" : "!")}{(RecoveredPoints.Of(after, ids[owner], reported[owner], LastSerialNo(ops)).Includes(e.SerialNo) ? "" : "-")}")));
         AssertMatches(verifier, durable, counters, Describe);
     }
 
-    /// <summary>
-    /// The session's recovered point: the one the recovered commit names or, for a session it no longer names (disposed
-    /// with everything durable, see the session table), the final point the last commit reported to it.
-    /// </summary>
-    private static CommitPoint PointOf(
-        IReadOnlyDictionary<Guid, CommitPoint> recovered, Guid id, CommitPoint? reported, List<Executed> executed)
-    {
-        if (recovered.TryGetValue(id, out CommitPoint? named))
-        {
-            return named;
-        }
-
-        long last = executed.Count == 0 ? 0 : executed[^1].SerialNo;
-        Assert.True(reported is null || executed.Count == 0 ||
-                    (reported.UntilSerialNo == last && reported.ExcludedSerialNos.Count == 0),
-            $"session {id} left the session table at {reported} before its last operation {last} was durable");
-        return reported ?? CommitPoint.None;
-    }
+    private static long LastSerialNo(List<Executed> executed) => executed.Count == 0 ? 0 : executed[^1].SerialNo;
 
     private static void InjectFaults(FaultInjectingDevice faulty, RoundPlan plan, Counters counters)
     {
