@@ -50,6 +50,12 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private int _recovered;
     private int _disposed;
 
+    // What the store's log is; its log id is known once the device was opened.
+    private readonly StoreIdentity _identity;
+
+    // Why the store must be recovered before it is used: its device or checkpoint store holds a store. Null when not.
+    private volatile string? _recoveryRequired;
+
     /// <summary>Creates an empty store.</summary>
     /// <param name="settings">Sizes and tuning; validated here.</param>
     /// <param name="functions">The callbacks (for a stateless struct, <c>default</c>).</param>
@@ -92,16 +98,27 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
                 _ownedCheckpointStore = new LocalCheckpointStore(checkpointDirectory);
             }
 
-            if ((settings.CheckpointStore ?? _ownedCheckpointStore) is { } checkpointStore && _engine.Log.Device is { } device)
+            if ((settings.CheckpointStore ?? _ownedCheckpointStore) is { } checkpointStore && _engine.Log.Device is not null)
             {
                 _catalog = new CheckpointCatalog(checkpointStore);
+            }
+
+            StoreOpening.Outcome opened = StoreOpening.Open(_engine.Log.Device, _catalog,
+                StoreIdentity.For<TKey, TValue>(settings.PageSizeBits,
+                    _engine.Log.Device?.SegmentSize ?? 1L << settings.LogSegmentSizeBits, _engine.KeyHashOf),
+                settings.ExistingData, _logger);
+            _identity = opened.Identity;
+            _recoveryRequired = opened.RecoveryRequired;
+            if (_catalog is not null)
+            {
                 _checkpoints = new CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-                    _engine, _sessions, _catalog, device, settings.CheckpointsToKeep,
+                    _engine, _sessions, _catalog, _engine.Log.Device!, settings.CheckpointsToKeep, _identity,
                     settings.LoggerFactory?.CreateLogger("HybridKV.Checkpoints") ?? NullLogger.Instance);
             }
         }
         catch
         {
+            _engine?.Dispose();
             _ownedCheckpointStore?.Dispose();
             _ownedDevice?.Dispose();
             throw;
@@ -145,6 +162,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }
 
+        ThrowIfRecoveryRequired();
         if (newBeginAddress < BeginAddress || newBeginAddress > HeadAddress)
         {
             throw new ArgumentOutOfRangeException(nameof(newBeginAddress), newBeginAddress,
@@ -218,6 +236,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             ThrowHelper.ThrowObjectDisposed(GetType().Name);
         }
 
+        ThrowIfRecoveryRequired();
+
         if (!_engine.Epoch.TryAcquireEntry(out int entry))
         {
             ThrowHelper.ThrowTooManySessions(Settings.MaxSessions);
@@ -272,6 +292,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
                 "Use CheckpointMode.FoldOver or CheckpointMode.Snapshot.");
         }
 
+        ThrowIfRecoveryRequired();
         return await RequireCheckpoints().TakeAsync(kind, mode, cancellationToken).ConfigureAwait(false);
     }
 
@@ -314,11 +335,29 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
         var clock = System.Diagnostics.Stopwatch.StartNew();
         var recovery = new CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-            _engine, _catalog!, _engine.Log.Device!, checkpoints.Layout, _logger);
-        CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Choice? choice =
-            await recovery.ChooseAsync(token, cancellationToken).ConfigureAwait(false);
+            _engine, _catalog!, _engine.Log.Device!, _identity, _logger);
+        CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Choice? choice;
+        try
+        {
+            choice = await recovery.ChooseAsync(token, cancellationToken).ConfigureAwait(false);
+        }
+        catch
+        {
+            // Nothing changed: the store may be recovered again (say, after the caller fixed a setting elsewhere).
+            Volatile.Write(ref _recovered, 0);
+            throw;
+        }
+
         if (choice is null)
         {
+            if (_recoveryRequired is not null)
+            {
+                // The device holds a log of which no checkpoint was committed: nothing in it was durable.
+                await StoreOpening.EraseUncommittedAsync(_engine.Log.Device!, _identity, _logger, cancellationToken)
+                    .ConfigureAwait(false);
+            }
+
+            _recoveryRequired = null;
             StartPeriodicCheckpoints();
             return null;
         }
@@ -327,6 +366,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         CheckpointMetadata metadata = choice.Metadata;
         _sessions.Restore(metadata.Sessions);
         checkpoints.OnRecovered(metadata.Index);
+        _recoveryRequired = null;
         StartPeriodicCheckpoints();
         var result = new RecoveryResult(choice.Manifest.Token, metadata.Version, metadata.Kind, metadata.Mode,
             metadata.BeginAddress, metadata.FinalAddress, records, _sessions.CommittedPoints, choice.Skipped,
@@ -336,10 +376,32 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         return result;
     }
 
+    /// <summary>Whether the store found an existing store on its device or checkpoint store that
+    /// <see cref="RecoverAsync"/> has not recovered yet: until it has, the store cannot be used.</summary>
+    public bool IsRecoveryRequired => _recoveryRequired is not null;
+
+    private void ThrowIfRecoveryRequired()
+    {
+        if (_recoveryRequired is { } reason)
+        {
+            throw new InvalidOperationException(
+                $"This store opened existing data ({reason}) and must be recovered before it is used: call " +
+                $"RecoverAsync() first. To delete that data and start empty instead, set " +
+                $"{nameof(StoreSettings)}.{nameof(StoreSettings.ExistingData)} = {nameof(ExistingDataPolicy)}." +
+                $"{nameof(ExistingDataPolicy.Delete)}. Nothing was changed.");
+        }
+    }
+
+    /// <summary>What a store needs to take checkpoints, for messages.</summary>
+    internal const string CheckpointRequirement =
+        "log device (StoreSettings.LogDirectory or LogDevice) and checkpoint store (StoreSettings.LogDirectory, " +
+        "CheckpointDirectory or CheckpointStore) to write checkpoints to.";
+
+    /// <summary>Whether the store takes checkpoints, so that commits can complete.</summary>
+    internal bool CanCommit => _checkpoints is not null;
+
     private CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions> RequireCheckpoints() =>
-        _checkpoints ?? throw new InvalidOperationException(
-            "Checkpoints need a log device (StoreSettings.LogDirectory or LogDevice) and a checkpoint store " +
-            "(StoreSettings.LogDirectory, CheckpointDirectory or CheckpointStore).");
+        _checkpoints ?? throw new InvalidOperationException($"This store takes no checkpoints: it needs a {CheckpointRequirement}");
 
     /// <summary>
     /// Starts periodic checkpoints once the store is in use (a session opened, or recovery done): a checkpoint of the

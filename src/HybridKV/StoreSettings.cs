@@ -128,6 +128,13 @@ public sealed record StoreSettings
     /// <summary>Every how many periodic checkpoints one also checkpoints the index, from 1 to 1000. Default 8.</summary>
     public int IndexCheckpointEvery { get; init; } = 8;
 
+    /// <summary>
+    /// What the store does when its log device or checkpoint store already holds a store: require
+    /// <c>RecoverAsync</c> before any use (<see cref="ExistingDataPolicy.Recover"/>, the default), or delete it and
+    /// start empty (<see cref="ExistingDataPolicy.Delete"/>).
+    /// </summary>
+    public ExistingDataPolicy ExistingData { get; init; } = ExistingDataPolicy.Recover;
+
     /// <summary>Where the store logs; <see langword="null"/> for no logging.</summary>
     public ILoggerFactory? LoggerFactory { get; init; }
 
@@ -144,8 +151,58 @@ public sealed record StoreSettings
     public int MutablePages => Math.Clamp((int)(BufferPages * MutableFraction), 1,
         LogDirectory is null && LogDevice is null ? BufferPages : BufferPages - 1);
 
+    /// <summary>Whether the log has a device: the precondition of checkpoints.</summary>
+    private bool HasLogDevice => LogDirectory is not null || LogDevice is not null;
+
+    /// <summary>Whether checkpoints have a place to go.</summary>
+    private bool HasCheckpointStore => LogDirectory is not null || CheckpointDirectory is not null || CheckpointStore is not null;
+
+    /// <summary>Settings that would be ignored are refused: the user meant them to take effect.</summary>
+    private void ValidateCheckpointPlaces()
+    {
+        if (!HasLogDevice && (CheckpointDirectory is not null || CheckpointStore is not null))
+        {
+            string name = CheckpointDirectory is not null ? nameof(CheckpointDirectory) : nameof(CheckpointStore);
+            throw new ArgumentException(
+                $"{name} is set, but the log has no device, so there would be nothing to checkpoint it with: a " +
+                $"checkpoint holds the log's bounds on its device. Set {nameof(LogDirectory)} or {nameof(LogDevice)} " +
+                $"too, or leave {name} unset for a store in memory only.", name);
+        }
+
+        if (CheckpointInterval is { } interval && (!HasLogDevice || !HasCheckpointStore))
+        {
+            throw new ArgumentException(
+                $"{nameof(CheckpointInterval)} is {interval}, but the store cannot take checkpoints: it needs a log " +
+                $"device ({nameof(LogDirectory)} or {nameof(LogDevice)}) and a place for checkpoints " +
+                $"({nameof(LogDirectory)}, {nameof(CheckpointDirectory)} or {nameof(CheckpointStore)}).",
+                nameof(CheckpointInterval));
+        }
+    }
+
+    /// <summary>
+    /// The index is allocated (and zeroed) when the store is created and the log's frames as it fills: together they
+    /// must fit in what the process may use, or the operating system ends the process without a message.
+    /// </summary>
+    internal void ValidateMemory(long availableBytes)
+    {
+        long indexBytes = IndexBuckets * 64;
+        long needed = indexBytes + MemorySizeBytes;
+        if (needed > availableBytes)
+        {
+            throw new ArgumentOutOfRangeException(
+                indexBytes > availableBytes ? nameof(IndexBuckets) : nameof(MemorySizeBytes),
+                needed,
+                $"The index ({nameof(IndexBuckets)} = {IndexBuckets}, {indexBytes} bytes) and the log's memory " +
+                $"({nameof(MemorySizeBytes)} = {MemorySizeBytes} bytes) need {needed} bytes, more than the " +
+                $"{availableBytes} bytes this process may use (physical memory or its container's limit). Lower them.");
+        }
+    }
+
     /// <summary>Checks every setting.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">A setting is outside its allowed range.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">A setting is outside its allowed range, or the index and the log's
+    /// memory need more than the process may use.</exception>
+    /// <exception cref="ArgumentException">Settings conflict, or one would be ignored (a checkpoint place or interval
+    /// without a log device).</exception>
     public void Validate()
     {
         if (IndexBuckets < MinIndexBuckets || IndexBuckets > MaxIndexBuckets || !BitOperations.IsPow2(IndexBuckets))
@@ -237,6 +294,22 @@ public sealed record StoreSettings
             throw new ArgumentOutOfRangeException(nameof(IndexCheckpointEvery), IndexCheckpointEvery,
                 $"{nameof(IndexCheckpointEvery)} must be from 1 to 1000.");
         }
+
+        if (!Enum.IsDefined(PeriodicCheckpointMode))
+        {
+            throw new ArgumentOutOfRangeException(nameof(PeriodicCheckpointMode), PeriodicCheckpointMode,
+                $"{nameof(PeriodicCheckpointMode)} must be {nameof(Checkpoints.CheckpointMode.FoldOver)} or " +
+                $"{nameof(Checkpoints.CheckpointMode.Snapshot)}.");
+        }
+
+        if (!Enum.IsDefined(ExistingData))
+        {
+            throw new ArgumentOutOfRangeException(nameof(ExistingData), ExistingData,
+                $"{nameof(ExistingData)} must be {nameof(ExistingDataPolicy.Recover)} or {nameof(ExistingDataPolicy.Delete)}.");
+        }
+
+        ValidateCheckpointPlaces();
+        ValidateMemory(GC.GetGCMemoryInfo().TotalAvailableMemoryBytes);
 
         if (MaxSessions < 1 || MaxSessions > MaxMaxSessions)
         {

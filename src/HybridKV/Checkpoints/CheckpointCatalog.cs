@@ -105,10 +105,20 @@ public sealed class CheckpointCatalog
     /// <returns>The tokens deleted.</returns>
     public async Task<IReadOnlyList<Guid>> ApplyRetentionAsync(
         int keep, bool deleteUncommitted, Func<CheckpointManifest, IEnumerable<Guid>>? referencedBy = null,
-        CancellationToken cancellationToken = default)
+        CancellationToken cancellationToken = default) =>
+        await ApplyRetentionAsync(keep, deleteUncommitted, referencedBy, belongs: null, cancellationToken)
+            .ConfigureAwait(false);
+
+    /// <summary>As the public overload, considering only the committed checkpoints that <paramref name="belongs"/>
+    /// accepts (those of one log); the others are left alone.</summary>
+    internal async Task<IReadOnlyList<Guid>> ApplyRetentionAsync(
+        int keep, bool deleteUncommitted, Func<CheckpointManifest, IEnumerable<Guid>>? referencedBy,
+        Func<CheckpointManifest, bool>? belongs, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(keep, 1);
-        IReadOnlyList<CheckpointManifest> committed = await ListAsync(cancellationToken).ConfigureAwait(false);
+        IReadOnlyList<CheckpointManifest> listed = await ListAsync(cancellationToken).ConfigureAwait(false);
+        var committedTokens = listed.Select(m => m.Token).ToHashSet();
+        IReadOnlyList<CheckpointManifest> committed = belongs is null ? listed : listed.Where(belongs).ToList();
         var kept = committed.Take(keep).Select(m => m.Token).ToHashSet();
         foreach (CheckpointManifest manifest in committed.Take(keep))
         {
@@ -117,10 +127,10 @@ public sealed class CheckpointCatalog
 
         var deleted = new List<Guid>();
         IReadOnlyList<Guid> all = await _store.ListAllAsync(cancellationToken).ConfigureAwait(false);
-        var committedTokens = committed.Select(m => m.Token).ToHashSet();
+        var candidates = committed.Select(m => m.Token).ToHashSet();
         foreach (Guid token in all)
         {
-            bool isOldCommitted = committedTokens.Contains(token) && !kept.Contains(token);
+            bool isOldCommitted = candidates.Contains(token) && !kept.Contains(token);
             bool isLeftover = !committedTokens.Contains(token) && deleteUncommitted;
             if (isOldCommitted || isLeftover)
             {
@@ -158,12 +168,8 @@ public sealed class CheckpointCatalog
         long sequence = (await ListAsync(cancellationToken).ConfigureAwait(false)).Select(m => m.Sequence)
             .DefaultIfEmpty(0).Max() + 1;
         var manifest = new CheckpointManifest(token, sequence, DateTimeOffset.UtcNow, parts, metadata);
-        // The manifest carries the checksum of its own body, so that a manifest damaged after it was written is not
-        // mistaken for a valid one.
-        string body = JsonSerializer.Serialize(new ManifestBody(ManifestFormat, manifest), JsonOptions);
-        uint crc = Crc32C.Compute(Encoding.UTF8.GetBytes(body));
-        string envelope = $"{{\"crc32c\":{crc},\"body\":{body}}}";
-        await _store.CommitAsync(token, Encoding.UTF8.GetBytes(envelope), cancellationToken).ConfigureAwait(false);
+        byte[] envelope = ChecksummedJson.Wrap(new ManifestBody(ManifestFormat, manifest), JsonOptions);
+        await _store.CommitAsync(token, envelope, cancellationToken).ConfigureAwait(false);
         _known[token] = manifest;
         return manifest;
     }
@@ -175,16 +181,12 @@ public sealed class CheckpointCatalog
         try
         {
             byte[] bytes = await _store.ReadManifestAsync(token, cancellationToken).ConfigureAwait(false);
-            using JsonDocument envelope = JsonDocument.Parse(bytes);
-            JsonElement body = envelope.RootElement.GetProperty("body");
-            uint expected = envelope.RootElement.GetProperty("crc32c").GetUInt32();
-            string raw = body.GetRawText();
-            if (Crc32C.Compute(Encoding.UTF8.GetBytes(raw)) != expected)
+            ManifestBody? parsed = ChecksummedJson.TryUnwrap<ManifestBody>(bytes, JsonOptions, out string? problem);
+            if (problem is not null)
             {
-                return (null, $"{where}: the manifest's checksum does not match its contents");
+                return (null, $"{where}: the manifest is damaged: {problem}");
             }
 
-            ManifestBody? parsed = JsonSerializer.Deserialize<ManifestBody>(raw, JsonOptions);
             if (parsed is null || parsed.Format != ManifestFormat || parsed.Manifest.Token != token)
             {
                 return (null, $"{where}: not a manifest of format {ManifestFormat} for checkpoint {token}");

@@ -15,7 +15,7 @@ namespace HybridKV.Checkpoints;
 /// log device holds the log. Equal to <paramref name="FinalAddress"/> for a fold-over.</param>
 /// <param name="Index">The index checkpoint recovery starts from, or null to rebuild the index from the log.</param>
 /// <param name="Sessions">Every session's commit point.</param>
-/// <param name="Layout">The record layout the log was written with.</param>
+/// <param name="Identity">The store and log the checkpoint belongs to, and how its bytes are to be read.</param>
 internal sealed record CheckpointMetadata(
     int Format,
     long Version,
@@ -27,9 +27,17 @@ internal sealed record CheckpointMetadata(
     long SnapshotStartAddress,
     IndexCheckpointMetadata? Index,
     IReadOnlyList<SessionCommitMetadata> Sessions,
-    LogLayoutMetadata Layout)
+    StoreIdentity Identity)
 {
-    public const int CurrentFormat = 1;
+    /// <summary>The format of this record; the same as the store's on-disk format.</summary>
+    public const int CurrentFormat = StoreIdentity.CurrentFormat;
+
+    /// <summary>How checkpoint metadata and the device label are written.</summary>
+    internal static readonly System.Text.Json.JsonSerializerOptions JsonOptions = new(System.Text.Json.JsonSerializerDefaults.Web)
+    {
+        Converters = { new System.Text.Json.Serialization.JsonStringEnumConverter() },
+    };
+
     public const string IndexPart = "index";
     public const string SnapshotPart = "snapshot";
 }
@@ -49,14 +57,4 @@ internal sealed record IndexCheckpointMetadata(Guid Token, long StartAddress, lo
 internal sealed record SessionCommitMetadata(Guid Id, long UntilSerialNo, long[] ExcludedSerialNos, bool Closed = false)
 {
     public CommitPoint ToCommitPoint() => new(UntilSerialNo, ExcludedSerialNos);
-}
-
-/// <summary>
-/// The shape of the records in the log, checked at recovery so that a store of other types is refused. A size of -1
-/// means variable length (<see cref="VarBytes"/>); a record size of -1 means the variable layout.
-/// </summary>
-internal sealed record LogLayoutMetadata(int PageSizeBits, int RecordSize, int KeySize, int ValueSize)
-{
-    /// <summary>How a message names a size.</summary>
-    public static string Describe(int size) => size < 0 ? "variable" : $"{size} bytes";
 }

@@ -23,7 +23,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
     private readonly CheckpointCatalog _catalog;
     private readonly StorageDevice _device;
-    private readonly LogLayoutMetadata _layout;
+    private readonly StoreIdentity _identity;
     private readonly ILogger _logger;
 
     // A progress line per this many bytes of log replayed.
@@ -33,13 +33,13 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
         CheckpointCatalog catalog,
         StorageDevice device,
-        LogLayoutMetadata layout,
+        StoreIdentity identity,
         ILogger logger)
     {
         _engine = engine;
         _catalog = catalog;
         _device = device;
-        _layout = layout;
+        _identity = identity;
         _logger = logger;
     }
 
@@ -82,6 +82,27 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
             }
         }
 
+        List<(CheckpointManifest Manifest, Guid LogId)> foreign = TakeForeign(manifests);
+        foreach ((CheckpointManifest other, Guid logId) in foreign)
+        {
+            string problem = $"{_catalog.Store.Describe(other.Token, null)}: belongs to log {logId}, not to this " +
+                             $"store's log {_identity.LogId}";
+            skipped.Add(problem);
+            CheckpointLog.Skipped(_logger, problem);
+        }
+
+        if (foreign.Count > 0 && (manifests.Count == 0 || (token is { } mine && manifests.All(m => m.Token != mine))) &&
+            unreadable.Count == 0)
+        {
+            throw new InvalidOperationException(
+                $"No checkpoint in {_catalog.Store} belongs to this store's log {_identity.LogId} on {_device}: " +
+                $"{foreign.Count} checkpoint(s) there were written for log(s) " +
+                $"{string.Join(", ", foreign.Select(f => f.LogId).Distinct())} (a checkpoint directory shared by two " +
+                "stores, or a log directory that was moved, replaced or deleted). Recovering one would read every key " +
+                "as absent. Give the store its own log and checkpoints, or delete the store (StoreSettings.ExistingData " +
+                "= Delete) to start empty; nothing was changed.");
+        }
+
         if (token is { } wanted && manifests.All(m => m.Token != wanted) && skipped.Count == 0)
         {
             throw new ArgumentException($"No committed checkpoint {wanted} in {_catalog.Store.Describe(wanted, null)}.",
@@ -116,6 +137,53 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         return null;
     }
 
+    /// <summary>
+    /// Removes from <paramref name="manifests"/> the checkpoints of other logs (and of older formats, which never
+    /// belong to a labelled log) and returns them; a checkpoint of a newer format stops recovery.
+    /// </summary>
+    private List<(CheckpointManifest Manifest, Guid LogId)> TakeForeign(List<CheckpointManifest> manifests)
+    {
+        var foreign = new List<(CheckpointManifest, Guid)>();
+        foreach (CheckpointManifest manifest in manifests.ToArray())
+        {
+            CheckpointOwner? owner;
+            try
+            {
+                owner = manifest.Metadata.Deserialize<CheckpointOwner>(CheckpointMetadata.JsonOptions);
+            }
+            catch (JsonException)
+            {
+                // Left among this log's checkpoints: verification reports it as damaged.
+                continue;
+            }
+
+            if (owner is null)
+            {
+                continue;
+            }
+
+            if (owner.Format > CheckpointMetadata.CurrentFormat)
+            {
+                throw new InvalidOperationException(
+                    $"Checkpoint {_catalog.Store.Describe(manifest.Token, null)} was written in format {owner.Format} " +
+                    $"by a newer version of HybridKV; this version reads format {CheckpointMetadata.CurrentFormat}. " +
+                    "Recover with the newer version; nothing was changed.");
+            }
+
+            Guid logId = owner.Identity?.LogId ?? Guid.Empty;
+            if (owner.Format < CheckpointMetadata.CurrentFormat || logId != _identity.LogId)
+            {
+                manifests.Remove(manifest);
+                foreign.Add((manifest, logId));
+            }
+        }
+
+        return foreign;
+    }
+
+    /// <summary>What says which log a checkpoint belongs to, read without the rest of its metadata.</summary>
+    private sealed record CheckpointOwner(int Format, StoreIdentity? Identity);
+
     private async Task<(Choice?, string?)> VerifyAsync(
         CheckpointManifest manifest, List<CheckpointManifest> all, CancellationToken cancellationToken)
     {
@@ -124,7 +192,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         try
         {
             metadata = manifest.Metadata.Deserialize<CheckpointMetadata>(
-                CheckpointStateMachine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.JsonOptions);
+                CheckpointMetadata.JsonOptions);
         }
         catch (JsonException error)
         {
@@ -136,17 +204,14 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
             return (null, $"{where}: not store metadata of format {CheckpointMetadata.CurrentFormat}");
         }
 
-        if (metadata.Layout != _layout)
+        IReadOnlyList<string> differences = _identity.DifferencesFrom(metadata.Identity, "this store",
+            $"checkpoint {manifest.Token}");
+        if (differences.Count > 0)
         {
             throw new InvalidOperationException(
-                $"Checkpoint {manifest.Token} was written by a store with records of " +
-                $"{LogLayoutMetadata.Describe(metadata.Layout.RecordSize)} (key " +
-                $"{LogLayoutMetadata.Describe(metadata.Layout.KeySize)}, value " +
-                $"{LogLayoutMetadata.Describe(metadata.Layout.ValueSize)}) in pages of 2^{metadata.Layout.PageSizeBits} " +
-                $"bytes; this store has {LogLayoutMetadata.Describe(_layout.RecordSize)} (key " +
-                $"{LogLayoutMetadata.Describe(_layout.KeySize)}, value {LogLayoutMetadata.Describe(_layout.ValueSize)}) " +
-                $"in pages of 2^{_layout.PageSizeBits}. Open it with the same types and " +
-                $"{nameof(StoreSettings.PageSizeBits)}.");
+                $"Checkpoint {_catalog.Store.Describe(manifest.Token, null)} was written by a store that differs from " +
+                $"this one, so its bytes would be misread: {string.Join("; ", differences)}. Recover it with the " +
+                "settings and types it was written with; nothing was changed.");
         }
 
         if (await _catalog.VerifyPartsAsync(manifest, cancellationToken).ConfigureAwait(false) is { } partProblem)

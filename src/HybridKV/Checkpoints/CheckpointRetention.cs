@@ -10,7 +10,8 @@ namespace HybridKV.Checkpoints;
 /// checkpoint, and lets the log device drop segments that no kept checkpoint and no live record needs.
 /// </summary>
 internal sealed class CheckpointRetention(
-    CheckpointCatalog catalog, StorageDevice device, int checkpointsToKeep, JsonSerializerOptions json, ILogger logger)
+    CheckpointCatalog catalog, StorageDevice device, int checkpointsToKeep, Guid logId, JsonSerializerOptions json,
+    ILogger logger)
 {
     /// <summary>Applies the rule after a commit; runs inside the one-at-a-time gate, so no checkpoint is being
     /// written and leftovers of interrupted ones go too.</summary>
@@ -22,7 +23,8 @@ internal sealed class CheckpointRetention(
         }
 
         IReadOnlyList<Guid> deleted = await catalog.ApplyRetentionAsync(checkpointsToKeep, deleteUncommitted: true,
-            manifest => ReadReferences(manifest)?.Index is { } index ? [index.Token] : []).ConfigureAwait(false);
+            manifest => ReadReferences(manifest)?.Index is { } index ? [index.Token] : [], BelongsToThisLog,
+            CancellationToken.None).ConfigureAwait(false);
         foreach (Guid token in deleted)
         {
             CheckpointLog.Deleted(logger, token);
@@ -52,12 +54,21 @@ internal sealed class CheckpointRetention(
         long oldest = long.MaxValue;
         foreach (CheckpointManifest manifest in await catalog.ListAsync(cancellationToken).ConfigureAwait(false))
         {
+            if (!BelongsToThisLog(manifest))
+            {
+                continue;
+            }
+
             // A checkpoint whose metadata cannot be read is never recovered, so it needs nothing.
             oldest = Math.Min(oldest, ReadReferences(manifest)?.BeginAddress ?? long.MaxValue);
         }
 
         return oldest;
     }
+
+    /// <summary>Checkpoints of another log (recovery skipped them) are neither deleted nor allowed to hold this log's
+    /// segments back.</summary>
+    private bool BelongsToThisLog(CheckpointManifest manifest) => ReadReferences(manifest)?.Identity?.LogId is not { } id || id == logId;
 
     private CheckpointReferences? ReadReferences(CheckpointManifest manifest)
     {
@@ -72,5 +83,5 @@ internal sealed class CheckpointRetention(
     }
 
     /// <summary>What retention needs of a checkpoint's metadata, read without its session table.</summary>
-    private sealed record CheckpointReferences(long BeginAddress, IndexCheckpointMetadata? Index);
+    private sealed record CheckpointReferences(long BeginAddress, IndexCheckpointMetadata? Index, StoreIdentity? Identity);
 }

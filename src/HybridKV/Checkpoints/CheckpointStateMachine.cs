@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Text.Json;
-using System.Text.Json.Serialization;
 using HybridKV.Devices;
 using HybridKV.Diagnostics;
 using HybridKV.Log;
@@ -21,16 +20,11 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     where TValue : unmanaged
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
 {
-    internal static readonly JsonSerializerOptions JsonOptions = new(JsonSerializerDefaults.Web)
-    {
-        Converters = { new JsonStringEnumConverter() },
-    };
-
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
     private readonly SessionRegistry _sessions;
     private readonly CheckpointCatalog _catalog;
     private readonly StorageDevice _device;
-    private readonly LogLayoutMetadata _layout;
+    private readonly StoreIdentity _identity;
     private readonly ILogger _logger;
     private readonly SemaphoreSlim _oneAtATime = new(1, 1);
 
@@ -47,6 +41,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         CheckpointCatalog catalog,
         StorageDevice device,
         int checkpointsToKeep,
+        StoreIdentity identity,
         ILogger logger)
     {
         _engine = engine;
@@ -54,17 +49,16 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         _catalog = catalog;
         _device = device;
         _logger = logger;
-        _layout = new LogLayoutMetadata(
-            BitOperationsLog2(engine.Log.PageSize), LogRecord<TKey, TValue>.LayoutRecordSize,
-            LogRecord<TKey, TValue>.LayoutKeySize, LogRecord<TKey, TValue>.LayoutValueSize);
+        _identity = identity;
         _index = new IndexCapture(engine.Log, engine.Epoch, () => engine.Index);
         _foldOver = new FoldOverCapture(engine.Log);
         _snapshot = new SnapshotCapture(engine.Log, device, engine.Epoch, engine.MaintenanceEntry);
-        _retention = new CheckpointRetention(catalog, device, checkpointsToKeep, JsonOptions, logger);
+        _retention = new CheckpointRetention(catalog, device, checkpointsToKeep, identity.LogId, CheckpointMetadata.JsonOptions,
+            logger);
     }
 
-    /// <summary>The record layout checkpoints are written with.</summary>
-    public LogLayoutMetadata Layout => _layout;
+    /// <summary>The store and log checkpoints are written for.</summary>
+    public StoreIdentity Identity => _identity;
 
     /// <summary>Whether this store has started any checkpoint (recovery is then no longer allowed).</summary>
     public bool HasTakenAny => Volatile.Read(ref _started) != 0;
@@ -118,8 +112,8 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         IReadOnlyList<SessionCommitMetadata> table = _sessions.TableWith(commit.Points);
         var metadata = new CheckpointMetadata(
             CheckpointMetadata.CurrentFormat, version, kind, mode, _engine.Log.BeginAddress, commit.StartAddress,
-            commit.FinalAddress, commit.SnapshotStartAddress, index, table, _layout);
-        await writer.CommitAsync(JsonSerializer.SerializeToElement(metadata, JsonOptions), CancellationToken.None)
+            commit.FinalAddress, commit.SnapshotStartAddress, index, table, _identity);
+        await writer.CommitAsync(JsonSerializer.SerializeToElement(metadata, CheckpointMetadata.JsonOptions), CancellationToken.None)
             .ConfigureAwait(false);
         CheckpointLog.Phase(_logger, writer.Token, "commit manifest", phase.Elapsed.TotalMilliseconds);
         _index.OnCommitted(kind, index);
@@ -200,8 +194,6 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         await allSeen.Task.ConfigureAwait(false);
         CheckpointLog.PhaseOf(_logger, token, state.Phase, phase.Elapsed.TotalMilliseconds);
     }
-
-    private static int BitOperationsLog2(int value) => System.Numerics.BitOperations.Log2((uint)value);
 
     /// <summary>Waits for a running checkpoint to finish and keeps any other from starting (store disposal).</summary>
     public void WaitUntilIdle() => _oneAtATime.Wait();

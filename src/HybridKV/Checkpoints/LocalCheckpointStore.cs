@@ -12,13 +12,33 @@ public sealed class LocalCheckpointStore : CheckpointStore
 {
     private const string ManifestName = "manifest.json";
 
-    /// <summary>Uses (and creates if needed) <paramref name="directory"/>.</summary>
+    private readonly DirectoryLock _lock;
+
+    /// <summary>Uses (and creates if needed) <paramref name="directory"/>, and holds it until disposed: one store writes
+    /// a checkpoint directory at a time.</summary>
+    /// <exception cref="DirectoryInUseException">Another checkpoint store, in this process or another, holds the
+    /// directory.</exception>
     public LocalCheckpointStore(string directory)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(directory);
         DirectoryPath = Path.GetFullPath(directory);
         Directory.CreateDirectory(DirectoryPath);
+        _lock = DirectoryLock.Acquire(DirectoryPath);
     }
+
+    /// <inheritdoc/>
+    protected override void Dispose(bool disposing)
+    {
+        if (disposing)
+        {
+            _lock.Dispose();
+        }
+
+        base.Dispose(disposing);
+    }
+
+    /// <summary>Names the store by its directory, for messages.</summary>
+    public override string ToString() => $"'{DirectoryPath}'";
 
     /// <summary>The directory holding one subdirectory per checkpoint.</summary>
     public string DirectoryPath { get; }

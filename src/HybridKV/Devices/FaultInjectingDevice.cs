@@ -101,6 +101,18 @@ public sealed class FaultInjectingDevice : StorageDevice
         _inner.FlushAsync(cancellationToken);
 
     /// <inheritdoc/>
+    protected override ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken) =>
+        _inner.ReadLabelAsync(cancellationToken);
+
+    /// <inheritdoc/>
+    protected override ValueTask WriteLabelCoreAsync(ReadOnlyMemory<byte> label, CancellationToken cancellationToken) =>
+        _inner.WriteLabelAsync(label, cancellationToken);
+
+    /// <inheritdoc/>
+    protected override ValueTask EraseCoreAsync(CancellationToken cancellationToken) =>
+        _inner.EraseAsync(cancellationToken);
+
+    /// <inheritdoc/>
     protected override void Dispose(bool disposing)
     {
         if (disposing)

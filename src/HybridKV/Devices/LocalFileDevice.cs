@@ -17,23 +17,35 @@ public sealed class LocalFileDevice : StorageDevice
     private readonly ConcurrentDictionary<long, byte> _unflushed = new();
     private readonly object _createLock = new();
     private readonly IoThreadPool _io;
+    private readonly DirectoryLock _lock;
 
-    /// <summary>Opens (or creates) a device in <see cref="LocalFileDeviceOptions.Directory"/>.</summary>
+    /// <summary>Opens (or creates) a device in <see cref="LocalFileDeviceOptions.Directory"/>, and holds the directory
+    /// until disposed: one device writes a directory at a time.</summary>
     /// <exception cref="ArgumentException">An option is invalid.</exception>
+    /// <exception cref="DirectoryInUseException">Another device, in this process or another, holds the directory.</exception>
     public LocalFileDevice(LocalFileDeviceOptions options)
         : base(ValidOptions(options).SectorSize, options.SegmentSize, options.Capacity)
     {
         _options = options;
         DirectoryPath = Path.GetFullPath(options.Directory);
         Directory.CreateDirectory(DirectoryPath);
-        UsesDirectIo = options.UseDirectIo && DirectIoProbe.IsSupported(DirectoryPath, SectorSize);
-        long[] existing = ExistingSegments();
-        if (existing.Length > 0)
+        _lock = DirectoryLock.Acquire(DirectoryPath);
+        try
         {
-            RestoreBeginAddress(existing[0] << SegmentSizeBits);
-        }
+            UsesDirectIo = options.UseDirectIo && DirectIoProbe.IsSupported(DirectoryPath, SectorSize);
+            long[] existing = ExistingSegments();
+            if (existing.Length > 0)
+            {
+                RestoreBeginAddress(existing[0] << SegmentSizeBits);
+            }
 
-        _io = new IoThreadPool(options.IoThreads, "HybridKV");
+            _io = new IoThreadPool(options.IoThreads, "HybridKV");
+        }
+        catch
+        {
+            _lock.Dispose();
+            throw;
+        }
     }
 
     /// <summary>The full path of the directory holding the segment files.</summary>
@@ -138,6 +150,92 @@ public sealed class LocalFileDevice : StorageDevice
         }, cancellationToken);
     }
 
+    /// <summary>Names the device by its directory, for messages.</summary>
+    public override string ToString() => $"'{DirectoryPath}'";
+
+    /// <summary>The path of the label file.</summary>
+    public string LabelPath => Path.Combine(DirectoryPath, _options.FilePrefix + ".label");
+
+    // The label and erasing are rare and small: they run on the caller's thread, not the I/O threads.
+
+    /// <inheritdoc/>
+    protected override ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        try
+        {
+            return ValueTask.FromResult<byte[]?>(File.ReadAllBytes(LabelPath));
+        }
+        catch (FileNotFoundException) when (ExistingSegments().Length > 0)
+        {
+            throw new InvalidDataException(
+                $"The log directory '{DirectoryPath}' holds segment files ({_options.FilePrefix}.N) but no label " +
+                $"'{Path.GetFileName(LabelPath)}' saying which log they are: they were written by an older version of " +
+                "HybridKV, or the label was removed. Move them away, or open the directory with the version that wrote " +
+                "them.");
+        }
+        catch (FileNotFoundException)
+        {
+            return ValueTask.FromResult<byte[]?>(null);
+        }
+        catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+        {
+            throw new StorageDeviceException($"Reading the label '{LabelPath}' failed.", error);
+        }
+    }
+
+    /// <inheritdoc/>
+    protected override ValueTask WriteLabelCoreAsync(ReadOnlyMemory<byte> label, CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        string temporary = LabelPath + ".tmp";
+        try
+        {
+            using (var stream = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None))
+            {
+                stream.Write(label.Span);
+                stream.Flush(flushToDisk: true);
+            }
+
+            File.Move(temporary, LabelPath, overwrite: true);
+            SyncDirectory();
+        }
+        catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+        {
+            throw new StorageDeviceException($"Writing the label '{LabelPath}' failed.", error);
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
+    /// <inheritdoc/>
+    protected override ValueTask EraseCoreAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        try
+        {
+            foreach (long segment in ExistingSegments())
+            {
+                if (_files.TryRemove(segment, out SafeFileHandle? file))
+                {
+                    file.Dispose();
+                }
+
+                _unflushed.TryRemove(segment, out _);
+                File.Delete(SegmentPath(segment));
+            }
+
+            File.Delete(LabelPath);
+            SyncDirectory();
+        }
+        catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+        {
+            throw new StorageDeviceException($"Erasing the log in '{DirectoryPath}' failed.", error);
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
     /// <inheritdoc/>
     protected override void Dispose(bool disposing)
     {
@@ -150,6 +248,7 @@ public sealed class LocalFileDevice : StorageDevice
             }
 
             _files.Clear();
+            _lock.Dispose();
         }
 
         base.Dispose(disposing);

@@ -9,6 +9,7 @@ namespace HybridKV.Devices;
 public sealed class MemoryDevice : StorageDevice
 {
     private readonly ConcurrentDictionary<long, byte[]> _segments = new();
+    private byte[]? _label;
 
     /// <summary>Creates an empty memory device.</summary>
     public MemoryDevice(int sectorSize = 512, long segmentSize = 1L << 24, long capacity = long.MaxValue)
@@ -60,6 +61,25 @@ public sealed class MemoryDevice : StorageDevice
 
     /// <inheritdoc/>
     protected override ValueTask FlushCoreAsync(CancellationToken cancellationToken) => ValueTask.CompletedTask;
+
+    /// <inheritdoc/>
+    protected override ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken) =>
+        ValueTask.FromResult(Volatile.Read(ref _label)?.ToArray());
+
+    /// <inheritdoc/>
+    protected override ValueTask WriteLabelCoreAsync(ReadOnlyMemory<byte> label, CancellationToken cancellationToken)
+    {
+        Volatile.Write(ref _label, label.ToArray());
+        return ValueTask.CompletedTask;
+    }
+
+    /// <inheritdoc/>
+    protected override ValueTask EraseCoreAsync(CancellationToken cancellationToken)
+    {
+        _segments.Clear();
+        Volatile.Write(ref _label, null);
+        return ValueTask.CompletedTask;
+    }
 
     /// <inheritdoc/>
     protected override void Dispose(bool disposing)

@@ -28,4 +28,15 @@ public sealed class NullDevice : StorageDevice
 
     /// <inheritdoc/>
     protected override ValueTask FlushCoreAsync(CancellationToken cancellationToken) => ValueTask.CompletedTask;
+
+    /// <inheritdoc/>
+    protected override ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken) =>
+        ValueTask.FromResult<byte[]?>(null);
+
+    /// <inheritdoc/>
+    protected override ValueTask WriteLabelCoreAsync(ReadOnlyMemory<byte> label, CancellationToken cancellationToken) =>
+        ValueTask.CompletedTask;
+
+    /// <inheritdoc/>
+    protected override ValueTask EraseCoreAsync(CancellationToken cancellationToken) => ValueTask.CompletedTask;
 }

@@ -137,6 +137,46 @@ public abstract class StorageDevice : IDisposable
         }
     }
 
+    /// <summary>
+    /// Reads the device's label: a small record kept beside the segments that says which log they hold (the store
+    /// writes its identity there when it starts a new log).
+    /// </summary>
+    /// <returns>The label, or <see langword="null"/> when the device has none.</returns>
+    /// <exception cref="InvalidDataException">The device holds segments but no label (written by an older format, or
+    /// the label was removed).</exception>
+    /// <exception cref="StorageDeviceException">The storage failed.</exception>
+    public ValueTask<byte[]?> ReadLabelAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfDisposed();
+        return ReadLabelCoreAsync(cancellationToken);
+    }
+
+    /// <summary>Replaces the label, durably and atomically: a crash leaves the old label or the new one.</summary>
+    /// <exception cref="StorageDeviceException">The storage failed.</exception>
+    public ValueTask WriteLabelAsync(ReadOnlyMemory<byte> label, CancellationToken cancellationToken = default)
+    {
+        ThrowIfDisposed();
+        return WriteLabelCoreAsync(label, cancellationToken);
+    }
+
+    /// <summary>Deletes every segment and the label, so that the device is empty again with begin address 0.</summary>
+    /// <exception cref="StorageDeviceException">The storage failed.</exception>
+    public async ValueTask EraseAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfDisposed();
+        await EraseCoreAsync(cancellationToken).ConfigureAwait(false);
+        Volatile.Write(ref _beginAddress, 0);
+    }
+
+    /// <summary>Reads the label, or null when there is none.</summary>
+    protected abstract ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken);
+
+    /// <summary>Replaces the label durably and atomically.</summary>
+    protected abstract ValueTask WriteLabelCoreAsync(ReadOnlyMemory<byte> label, CancellationToken cancellationToken);
+
+    /// <summary>Deletes every segment and the label.</summary>
+    protected abstract ValueTask EraseCoreAsync(CancellationToken cancellationToken);
+
     /// <summary>Writes within one segment; the request is validated and sector-aligned.</summary>
     protected abstract ValueTask WriteSegmentAsync(
         long segment, long offset, ReadOnlyMemory<byte> source, CancellationToken cancellationToken);

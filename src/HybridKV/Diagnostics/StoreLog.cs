@@ -19,4 +19,22 @@ internal static partial class StoreLog
         Message = "Writing log range [{From}, {To}) to the device failed; operations that need a new page frame will " +
                   "fail until the store is reopened. Data already written is intact")]
     public static partial void FlushFailed(ILogger logger, long from, long to, Exception error);
+
+    [LoggerMessage(EventId = 4, Level = LogLevel.Warning,
+        Message = "Deleted the existing store on {Device} ({Checkpoints} checkpoints) as StoreSettings.ExistingData " +
+                  "= Delete asks; the store starts empty with log {LogId}")]
+    public static partial void ExistingDataDeleted(ILogger logger, HybridKV.Devices.StorageDevice device, int checkpoints, Guid logId);
+
+    [LoggerMessage(EventId = 5, Level = LogLevel.Information,
+        Message = "Started log {LogId} on {Device}")]
+    public static partial void LogStarted(ILogger logger, Guid logId, HybridKV.Devices.StorageDevice device);
+
+    [LoggerMessage(EventId = 6, Level = LogLevel.Information,
+        Message = "Found log {LogId} on {Device}: the store must be recovered before it is used")]
+    public static partial void ExistingLogFound(ILogger logger, Guid logId, HybridKV.Devices.StorageDevice device);
+
+    [LoggerMessage(EventId = 7, Level = LogLevel.Warning,
+        Message = "Erased the log {LogId} on {Device}: no checkpoint of it was committed, so none of its operations " +
+                  "was durable")]
+    public static partial void UncommittedLogErased(ILogger logger, Guid logId, HybridKV.Devices.StorageDevice device);
 }

@@ -57,7 +57,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         Waiter waiter, long serialNo, out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending)
     {
         pending = null;
-        Enter();
+        EnterOrEndOperation();
         try
         {
             // A field of this object: the only cost of the key order while nothing is pending.
@@ -106,6 +106,22 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         finally
         {
             Exit();
+        }
+    }
+
+    /// <summary>Enters the attempt's stretch; an operation that cannot enter (the store or session is disposed) is
+    /// over, or the session's next operation would find it still in progress.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void EnterOrEndOperation()
+    {
+        try
+        {
+            Enter();
+        }
+        catch
+        {
+            _cpr.EndOperation();
+            throw;
         }
     }
 

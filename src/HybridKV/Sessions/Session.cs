@@ -92,6 +92,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Task WaitForCommitAsync(long serialNo, CancellationToken cancellationToken = default)
     {
         ThrowIfInProtectedScope();
+        if (!_store.CanCommit)
+        {
+            // Nothing would ever complete the wait.
+            throw new InvalidOperationException(
+                $"Session {Id} waits for a commit, but this store never commits: it has no " +
+                HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions>.CheckpointRequirement);
+        }
+
         if (serialNo < 1 || serialNo > LastSerialNo)
         {
             throw new ArgumentOutOfRangeException(nameof(serialNo), serialNo,

@@ -91,8 +91,18 @@ internal sealed class SessionCprState
     }
 
     /// <summary>Takes the serial number of a new operation.</summary>
+    /// <exception cref="InvalidOperationException">Another operation of this session is in progress: the session is
+    /// used from two threads at once.</exception>
     public long BeginOperation()
     {
+        // A plain read of a field this method writes anyway: it catches calls that overlap (not two that start within
+        // the same few nanoseconds), at no cost on the hot path, where an interlocked instruction would be a full fence.
+        long active = _activeSerialNo;
+        if (active != 0)
+        {
+            Utilities.ThrowHelper.ThrowSessionInUse(Id, active);
+        }
+
         long serialNo = _nextSerialNo;
         Volatile.Write(ref _activeSerialNo, serialNo);
         Volatile.Write(ref _nextSerialNo, serialNo + 1);

@@ -46,4 +46,11 @@ internal static class ThrowHelper
         throw new InvalidOperationException(
             $"All {maxSessions} sessions allowed by {nameof(StoreSettings)}.{nameof(StoreSettings.MaxSessions)} are " +
             "open. Dispose sessions that are no longer used, or raise the setting.");
+
+    [DoesNotReturn]
+    public static void ThrowSessionInUse(Guid session, long activeSerialNo) =>
+        throw new InvalidOperationException(
+            $"Session {session} is used from two threads at once: its operation {activeSerialNo} is still in progress " +
+            "while another one begins. A session is one logical thread of operations; give each concurrent caller its " +
+            "own session. This operation was not started.");
 }

@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using HybridKV.Tests.Support;
 
 namespace HybridKV.Tests.Cpr;
@@ -45,7 +44,7 @@ public sealed class CrashTests : IDisposable
         var outputs = new List<string>();
         for (int attempt = 0; attempt < kills; attempt++)
         {
-            using var helper = Helper.Start(run, directory, attempt.ToString(System.Globalization.CultureInfo.InvariantCulture));
+            using var helper = CrashHelperProcess.Start(run, directory, attempt.ToString(System.Globalization.CultureInfo.InvariantCulture));
             bool duringRecovery = random.Next(4) == 0;
             if (duringRecovery)
             {
@@ -78,7 +77,7 @@ public sealed class CrashTests : IDisposable
             }
         }
 
-        using var final = Helper.Start(verify, directory);
+        using var final = CrashHelperProcess.Start(verify, directory);
         int exitCode = await final.WaitForExitAsync(StartupTimeout);
         Assert.True(exitCode == 0, $"The final recovery failed ({exitCode}):{Environment.NewLine}{final.Output}");
         Assert.Contains("verified", final.Output, StringComparison.Ordinal);
@@ -88,124 +87,5 @@ public sealed class CrashTests : IDisposable
         Assert.True(File.Exists(commits) && File.ReadAllLines(commits).Length > kills,
             $"too few commits were reported for the kills to have hit checkpoints:{Environment.NewLine}" +
             string.Join(Environment.NewLine, outputs));
-    }
-
-    /// <summary>The helper process, with its standard output collected line by line.</summary>
-    private sealed class Helper : IDisposable
-    {
-        private readonly Process _process;
-        private readonly List<string> _lines = new();
-        private readonly object _lock = new();
-        private readonly SemaphoreSlim _lineArrived = new(0);
-
-        private Helper(Process process)
-        {
-            _process = process;
-            _process.OutputDataReceived += (_, e) => OnLine(e.Data);
-            _process.ErrorDataReceived += (_, e) => OnLine(e.Data);
-        }
-
-        public int? ExitCode { get; private set; }
-
-        public string Output
-        {
-            get
-            {
-                lock (_lock)
-                {
-                    return string.Join(Environment.NewLine, _lines);
-                }
-            }
-        }
-
-        public static Helper Start(params string[] arguments)
-        {
-            var start = new ProcessStartInfo("dotnet")
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-            };
-            start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "HybridKV.CrashHelper.dll"));
-            foreach (string argument in arguments)
-            {
-                start.ArgumentList.Add(argument);
-            }
-
-            var helper = new Helper(new Process { StartInfo = start });
-            helper._process.Start();
-            helper._process.BeginOutputReadLine();
-            helper._process.BeginErrorReadLine();
-            return helper;
-        }
-
-        public bool HasSeen(string line)
-        {
-            lock (_lock)
-            {
-                return _lines.Any(l => l.StartsWith(line, StringComparison.Ordinal));
-            }
-        }
-
-        public async Task WaitForLineAsync(string line, TimeSpan timeout)
-        {
-            using var deadline = new CancellationTokenSource(timeout);
-            while (!HasSeen(line))
-            {
-                if (_process.HasExited && !HasSeen(line))
-                {
-                    await _process.WaitForExitAsync(deadline.Token);
-                    Assert.Fail($"The helper exited ({_process.ExitCode}) before printing '{line}':{Environment.NewLine}{Output}");
-                }
-
-                await _lineArrived.WaitAsync(TimeSpan.FromMilliseconds(200), deadline.Token);
-            }
-        }
-
-        public async Task<int> WaitForExitAsync(TimeSpan timeout)
-        {
-            using var deadline = new CancellationTokenSource(timeout);
-            await _process.WaitForExitAsync(deadline.Token);
-            return _process.ExitCode;
-        }
-
-        /// <summary>SIGKILL: no finalizer, no flush, no disposal runs in the helper.</summary>
-        public void Kill()
-        {
-            if (_process.HasExited)
-            {
-                ExitCode = _process.ExitCode;
-                return;
-            }
-
-            _process.Kill(entireProcessTree: false);
-            _process.WaitForExit();
-        }
-
-        public void Dispose()
-        {
-            if (!_process.HasExited)
-            {
-                _process.Kill();
-            }
-
-            _process.Dispose();
-            _lineArrived.Dispose();
-        }
-
-        private void OnLine(string? line)
-        {
-            if (line is null)
-            {
-                return;
-            }
-
-            lock (_lock)
-            {
-                _lines.Add(line);
-            }
-
-            _lineArrived.Release();
-        }
     }
 }

@@ -52,7 +52,7 @@ public sealed class LocalFileDeviceTests : IDisposable
         Assert.Equal(path, device.SegmentPath(2));
         Assert.True(File.Exists(path));
         Assert.Equal(Segment, new FileInfo(path).Length);
-        Assert.Single(Directory.GetFiles(directory));
+        Assert.Single(Directory.GetFiles(directory, "log.*"));
     }
 
     [Fact]

@@ -175,6 +175,14 @@ public sealed class CallbackFailureTests : IDisposable
     [Fact]
     public async Task RecoverAsync_refuses_a_store_with_an_open_session()
     {
+        // A store over existing data refuses sessions until it is recovered, so only a new store can have one open.
+        using var fresh = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using (var early = fresh.NewSession())
+        {
+            var refused = await Assert.ThrowsAsync<InvalidOperationException>(() => fresh.RecoverAsync());
+            Assert.Contains("1 session(s)", refused.Message, StringComparison.Ordinal);
+        }
+
         string directory = _directory.NewSubdirectory();
         using (var store = StoreOnDevice.Create(StoreOnDevice.Settings(directory)))
         using (var session = store.NewSession())
@@ -184,12 +192,7 @@ public sealed class CallbackFailureTests : IDisposable
         }
 
         using var recovering = StoreOnDevice.Create(StoreOnDevice.Settings(directory));
-        using (var early = recovering.NewSession())
-        {
-            var refused = await Assert.ThrowsAsync<InvalidOperationException>(() => recovering.RecoverAsync());
-            Assert.Contains("1 session(s)", refused.Message, StringComparison.Ordinal);
-        }
-
+        Assert.Throws<InvalidOperationException>(() => recovering.NewSession());
         Assert.NotNull(await recovering.RecoverAsync().WaitAsync(Guard));
         using var late = recovering.NewSession();
         Assert.Equal((Status.Ok, 1L), late.ReadNow(1));
