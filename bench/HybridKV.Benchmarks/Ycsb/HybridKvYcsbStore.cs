@@ -85,6 +85,8 @@ public static class HybridKvYcsbStore
                 CheckpointInterval = options.CheckpointEvery,
                 PeriodicCheckpointMode = options.CheckpointMode,
                 CheckpointsToKeep = 2,
+                // Every run measures an empty store, whatever an earlier run left in the directory.
+                ExistingData = ExistingDataPolicy.Delete,
             });
         }
 
