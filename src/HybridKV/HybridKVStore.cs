@@ -191,6 +191,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
+    /// <summary>Where the store and its sessions log.</summary>
+    internal ILogger Logger => _logger;
+
     /// <summary>The session table (tests).</summary>
     internal SessionRegistry SessionTable => _sessions;
 

@@ -37,4 +37,9 @@ internal static partial class StoreLog
         Message = "Erased the log {LogId} on {Device}: no checkpoint of it was committed, so none of its operations " +
                   "was durable")]
     public static partial void UncommittedLogErased(ILogger logger, Guid logId, HybridKV.Devices.StorageDevice device);
+
+    [LoggerMessage(EventId = 8, Level = LogLevel.Error,
+        Message = "Session {SessionId} was disposed with pending operations, and finishing one of them failed; it " +
+                  "finished with Status.Error")]
+    public static partial void PendingFailedAtDispose(ILogger logger, Guid sessionId, Exception error);
 }

@@ -334,7 +334,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
     }
 
-    /// <summary>Finishes pending operations (waiting for them) and gives the session's epoch entry back.</summary>
+    /// <summary>
+    /// Finishes pending operations (waiting for them) and gives the session's epoch entry back. It does not throw: a
+    /// pending operation whose continuation or completion callback fails finishes with <see cref="Status.Error"/> as in
+    /// <see cref="CompletePending"/>, and the failure is logged (event 8) instead of replacing an exception the caller
+    /// may be unwinding with. Call <c>CompletePending(wait: true)</c> before disposing to receive it.
+    /// </summary>
     public void Dispose()
     {
         if (_epochEntry < 0)
@@ -350,7 +355,16 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         if (!_store.IsDisposed)
         {
-            CompletePending(wait: true);
+            try
+            {
+                CompletePending(wait: true);
+            }
+#pragma warning disable CA1031 // Dispose must not throw; every operation was finished and the failure is logged.
+            catch (Exception error)
+#pragma warning restore CA1031
+            {
+                Diagnostics.StoreLog.PendingFailedAtDispose(_store.Logger, Id, error);
+            }
         }
 
         // A background driver on its way out must find the session closed, not a row another session may own.

@@ -2,6 +2,7 @@ using HybridKV.Checkpoints;
 using HybridKV.Devices;
 using HybridKV.Tests.LargerThanMemory;
 using HybridKV.Tests.Support;
+using Microsoft.Extensions.Logging;
 
 namespace HybridKV.Tests.Hardening;
 
@@ -170,6 +171,47 @@ public sealed class CallbackFailureTests : IDisposable
         Assert.Equal(0, awaitedRead.Completions);
         Assert.Equal(0, awaitedUpdate.Completions);
         Assert.Equal((1, Status.Ok, 3L), (blocking.Completions, blocking.LastStatus, blocking.Output));
+    }
+
+    [Fact]
+    public void Disposing_a_session_whose_pending_operation_fails_does_not_throw_and_logs_the_failure()
+    {
+        var logs = new CollectingLoggerFactory();
+        using var device = new MemoryDevice(512, 1L << 16);
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device) with { LoggerFactory = logs });
+        var session = store.NewSession();
+        session.Preload();
+        var failing = new CountContext { ThrowOnCompletion = true };
+        Assert.Equal(Status.Pending, session.RMW(1, 5, failing));
+
+        session.Dispose();
+
+        Assert.Equal((1, Status.Ok), (failing.Completions, failing.LastStatus));
+        (LogLevel level, int eventId, string message, Exception? error) = Assert.Single(logs.Entries, e => e.EventId == 8);
+        Assert.Equal(LogLevel.Error, level);
+        Assert.Contains(session.Id.ToString(), message, StringComparison.Ordinal);
+        Assert.IsType<PoisonException>(error);
+        using var reader = store.NewSession();
+        Assert.Equal((Status.Ok, 6L), reader.ReadNow(1));
+    }
+
+    [Fact]
+    public void An_exception_leaving_a_using_block_is_not_replaced_by_a_pending_operation_failing_in_Dispose()
+    {
+        using var device = new MemoryDevice(512, 1L << 16);
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device));
+        using (var preload = store.NewSession())
+        {
+            preload.Preload();
+        }
+
+        var thrown = Assert.Throws<TimeoutException>((Action)(() =>
+        {
+            using var session = store.NewSession();
+            Assert.Equal(Status.Pending, session.RMW(2, 5, new CountContext { ThrowOnCompletion = true }));
+            throw new TimeoutException("the caller's own failure");
+        }));
+        Assert.Equal("the caller's own failure", thrown.Message);
     }
 
     [Fact]
