@@ -330,11 +330,15 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
                     await _device.ReadAsync(page, bytes, cancellationToken).ConfigureAwait(false);
                 }
 
+                // A page from the device was written by flushes, which wrote every record's checksum; one from the
+                // snapshot part was checked as a whole against the manifest, and gets its checksums before it goes
+                // to the device.
                 (long replayed, bool changed) = ReplayPage(buffer, page, Math.Max(replayFrom, page), page + length,
-                    metadata);
+                    metadata, verify: !fromSnapshot);
                 records += replayed;
                 if (changed || fromSnapshot)
                 {
+                    WriteChecksums(buffer, page, page + length);
                     await _device.WriteAsync(page, bytes, cancellationToken).ConfigureAwait(false);
                 }
 
@@ -363,77 +367,34 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         return (records, tailPagePrefix);
     }
 
-    /// <summary>Replays the records of one page whose addresses lie in [from, to).</summary>
-    private (long Records, bool Changed) ReplayPage(
-        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit) =>
-        LogRecord<TKey, TValue>.IsVariable
-            ? ReplayVariablePage(buffer, page, from, to, commit)
-            : ReplayFixedPage(buffer, page, from, to, commit);
-
-    private unsafe (long Records, bool Changed) ReplayFixedPage(
-        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit)
-    {
-        int recordSize = LogRecord<TKey, TValue>.FixedSize;
-        int pageSize = _engine.Log.PageSize;
-        // Records are packed from the start of each page (the first page starts at FirstValid), never crossing a page.
-        long firstOffset = page == 0 ? LogAddress.FirstValid : 0;
-        long offset = from - page;
-        if (offset < firstOffset)
-        {
-            offset = firstOffset;
-        }
-        else
-        {
-            offset = firstOffset + ((offset - firstOffset + recordSize - 1) / recordSize * recordSize);
-        }
-
-        byte* start = (byte*)buffer.Pin().Pointer;
-        long records = 0;
-        bool changed = false;
-        for (; offset + recordSize <= pageSize && page + offset < to; offset += recordSize)
-        {
-            var record = new LogRecord<TKey, TValue>(start + offset);
-            changed |= _engine.ReplayRecord(record, page + offset, commit.Version, commit.StartAddress);
-            records++;
-        }
-
-        return (records, changed);
-    }
-
     /// <summary>
-    /// Records of the variable layout, stepped through by their sizes. Replay starts at addresses the tail held, so
-    /// at a record or at unused space; unused space (the end of a page no record fitted in) is zero, and is crossed
-    /// 8 bytes at a time until the next header.
+    /// Replays the records of one page whose addresses lie in [from, to), checking first (with
+    /// <paramref name="verify"/>) that each is the record that was written: the log below a commit's final address was
+    /// durable before the commit, so a mismatch is damage, and recovery stops rather than rebuild from it.
     /// </summary>
-    private unsafe (long Records, bool Changed) ReplayVariablePage(
-        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit)
+    /// <exception cref="CorruptLogException">A record's checksum does not match.</exception>
+    private unsafe (long Records, bool Changed) ReplayPage(
+        AlignedBuffer buffer, long page, long from, long to, CheckpointMetadata commit, bool verify)
     {
-        int pageSize = _engine.Log.PageSize;
-        long offset = Math.Max(from - page, page == 0 ? LogAddress.FirstValid : 0);
-        byte* start = (byte*)buffer.Pin().Pointer;
         long records = 0;
         bool changed = false;
-        while (offset + sizeof(long) <= pageSize && page + offset < to)
+        var walk = new PageRecords<TKey, TValue>((byte*)buffer.Pin().Pointer, page, _engine.Log.PageSize, from, to);
+        while (walk.MoveNext())
         {
-            var record = new LogRecord<TKey, TValue>(start + offset);
-            if (record.Header.IsNull)
+            if (verify && !walk.Current.ChecksumMatches)
             {
-                offset += sizeof(long);
-                continue;
+                throw new CorruptLogException(walk.Address, _device.DescribeAddress(walk.Address),
+                    "the record's checksum does not match, below the final address of the checkpoint being recovered");
             }
 
-            if (!record.LengthsFitIn((int)(pageSize - offset)))
-            {
-                throw new InvalidDataException(
-                    $"The log holds no valid record at address {page + offset}: its lengths describe a record that " +
-                    "runs past the end of its page. The log does not match the checkpoint being recovered.");
-            }
-
-            changed |= _engine.ReplayRecord(record, page + offset, commit.Version, commit.StartAddress);
+            changed |= _engine.ReplayRecord(walk.Current, walk.Address, commit.Version, commit.StartAddress);
             records++;
-            offset += record.Size;
         }
 
         return (records, changed);
     }
+
+    private unsafe void WriteChecksums(AlignedBuffer buffer, long page, long to) =>
+        RecordFormat<TKey, TValue>.Instance.WriteChecksums((byte*)buffer.Pin().Pointer, page, _engine.Log.PageSize, page,
+            to);
 }

@@ -153,6 +153,10 @@ public sealed class LocalFileDevice : StorageDevice
     /// <summary>Names the device by its directory, for messages.</summary>
     public override string ToString() => $"'{DirectoryPath}'";
 
+    /// <inheritdoc/>
+    public override string DescribeAddress(long address) =>
+        $"'{SegmentPath(address >> SegmentSizeBits)}' at offset {address & (SegmentSize - 1)}";
+
     /// <summary>The path of the label file.</summary>
     public string LabelPath => Path.Combine(DirectoryPath, _options.FilePrefix + ".label");
 

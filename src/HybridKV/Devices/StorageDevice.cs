@@ -168,6 +168,10 @@ public abstract class StorageDevice : IDisposable
         Volatile.Write(ref _beginAddress, 0);
     }
 
+    /// <summary>Where the device keeps <paramref name="address"/>, for messages (a file and offset, for instance).</summary>
+    public virtual string DescribeAddress(long address) =>
+        $"{this}, segment {address >> SegmentSizeBits} at offset {address & (SegmentSize - 1)}";
+
     /// <summary>Reads the label, or null when there is none.</summary>
     protected abstract ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken);
 

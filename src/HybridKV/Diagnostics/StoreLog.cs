@@ -42,4 +42,8 @@ internal static partial class StoreLog
         Message = "Session {SessionId} was disposed with pending operations, and finishing one of them failed; it " +
                   "finished with Status.Error")]
     public static partial void PendingFailedAtDispose(ILogger logger, Guid sessionId, Exception error);
+
+    [LoggerMessage(EventId = 9, Level = LogLevel.Error,
+        Message = "The log is damaged at address {Address} ({Location}): {Problem}; the operation that read it failed")]
+    public static partial void CorruptRecord(ILogger logger, long address, string location, string problem);
 }

@@ -11,6 +11,9 @@ internal sealed partial class HybridLog
 {
     private FlushTracker _flushTracker;
 
+    // Writes the records' checksums before a range goes to the device; null only for logs without records (tests).
+    private readonly RecordFormat? _format;
+
     // Flush ranges are issued in address order under this lock. A range that starts inside a sector (after a
     // fold-over checkpoint, or recovery, ended a flush mid-page) waits for the write of the range before it, which
     // holds an older copy of that sector: otherwise the older copy could land last.
@@ -75,6 +78,7 @@ internal sealed partial class HybridLog
             // 'from' they were flushed already (and that write has completed: see _flushIssueLock); after 'to' they
             // are rewritten when their own range is flushed.
             await sharedSector.ConfigureAwait(false);
+            WriteChecksums(page, from, to);
             long sectorMask = device.SectorSize - 1;
             long pageEnd = (page + 1) << _pageSizeBits;
             long alignedFrom = from & ~sectorMask;
@@ -102,6 +106,11 @@ internal sealed partial class HybridLog
             _spaceSignal.Signal();
         }
     }
+
+    /// <summary>The records of [from, to) are read-only from now on (the range is below the safe read-only address):
+    /// their checksums can be written.</summary>
+    private unsafe void WriteChecksums(long page, long from, long to) =>
+        _format?.WriteChecksums((byte*)_frames[page & _frameMask], page << _pageSizeBits, _pageSize, from, to);
 
     /// <summary>
     /// Where the head should be while the tail is in <paramref name="tailPage"/>: one frame behind the buffer's

@@ -61,15 +61,17 @@ internal sealed unsafe partial class HybridLog : IDisposable
     /// <param name="mutablePages">How many of the newest pages are updated in place, from 1 to bufferPages.</param>
     /// <param name="device">Where pages go when they leave memory; <see langword="null"/> keeps the log in memory.</param>
     /// <param name="logger">Where flush failures are reported.</param>
+    /// <param name="format">Writes the records' checksums before pages go to the device; null for a log of raw bytes.</param>
     public HybridLog(
         LightEpoch epoch, int pageSizeBits, int bufferPages, int mutablePages, StorageDevice? device = null,
-        ILogger? logger = null)
+        ILogger? logger = null, RecordFormat? format = null)
     {
         Debug.Assert(bufferPages >= 2 && (bufferPages & (bufferPages - 1)) == 0, "Frames are a power of two.");
         Debug.Assert(mutablePages >= 1 && mutablePages <= bufferPages, "Mutable pages fit the buffer.");
         Debug.Assert(device is null || device.SectorSize <= 1 << pageSizeBits, "A page holds whole sectors.");
         _epoch = epoch;
         _device = device;
+        _format = format;
         _logger = logger ?? NullLogger.Instance;
         _pageSizeBits = pageSizeBits;
         _pageSize = 1 << pageSizeBits;

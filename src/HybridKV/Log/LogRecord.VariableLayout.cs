@@ -7,8 +7,9 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
     /// <summary>
     /// Where the parts of a record with a <see cref="VarBytes"/> key or value lie: the record carries its lengths.
     /// <code>
-    /// header (8) | key length (4) | value room (4) | key (padded to 8) | value part (room bytes)
+    /// header (8) | key length (4) | value room (4) | key (padded to 8) | value part (room bytes) | trailer (8)
     ///            where a VarBytes value part is: value length (4) | value lock (4) | value bytes (padded to 8)
+    ///            and the trailer is: reserved (4) | checksum (4)
     /// </code>
     /// A fixed-size part keeps its size in place of a length. The key length and the room never change after the
     /// record is written, so a scan of the log can step from record to record; the value length changes in place,
@@ -33,7 +34,7 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
         /// <summary>The size of a record with a key and value part of these lengths.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public static long SizeFor(int storedKeyLength, long valueRoom) =>
-            PrefixSize + RecordLayout.AlignTo8((long)storedKeyLength) + valueRoom;
+            PrefixSize + RecordLayout.AlignTo8((long)storedKeyLength) + valueRoom + RecordLayout.TrailerSize;
 
         /// <summary>The room a value part of this length takes (a fixed-size value: its size, padded).</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -91,7 +92,7 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
             long keyLength = KeyLength(record);
             long room = ValueRoom(record);
             return keyLength >= 0 && room >= MinValueRoom && (room & 7) == 0
-                   && PrefixSize + RecordLayout.AlignTo8(keyLength) + room <= available
+                   && PrefixSize + RecordLayout.AlignTo8(keyLength) + room + RecordLayout.TrailerSize <= available
                    && (!HasVariableValue ||
                        (uint)Volatile.Read(ref ValueLength(record)) <= (uint)(room - ValuePrefixSize));
         }

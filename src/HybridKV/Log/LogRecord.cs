@@ -244,6 +244,34 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
     public bool LengthsFitIn(int available) =>
         IsVariable ? VariableLayout.LengthsFitIn(_start, available) : FixedSize <= available;
 
+    /// <summary>
+    /// The record's checksum (its last 4 bytes): written when the record goes to the device, where nothing changes it
+    /// any more, and verified on every read from the device and during recovery, so that damaged or missing bytes are
+    /// an error and never a value. It covers the whole record except itself and the header's invalid and sealed bits,
+    /// which may still be set after the record was written out.
+    /// </summary>
+    public uint StoredChecksum
+    {
+        get => *(uint*)(_start + Size - sizeof(uint));
+        private set => *(uint*)(_start + Size - sizeof(uint)) = value;
+    }
+
+    /// <summary>The checksum of the record as it is now.</summary>
+    public uint ComputeChecksum()
+    {
+        long header = Header.Word & ~(RecordHeader.InvalidBit | RecordHeader.SealedBit);
+        ulong hash = System.IO.Hashing.XxHash3.HashToUInt64(
+            new ReadOnlySpan<byte>(_start + sizeof(RecordHeader), Size - sizeof(RecordHeader) - sizeof(uint)), header);
+        return (uint)(hash ^ (hash >> 32));
+    }
+
+    /// <summary>Writes the checksum, just before the record goes to the device.</summary>
+    public void WriteChecksum() => StoredChecksum = ComputeChecksum();
+
+    /// <summary>Whether the record read back is the one written: a record whose header is zero (nothing was written
+    /// there, or the bytes are missing) never is.</summary>
+    public bool ChecksumMatches => !Header.IsNull && StoredChecksum == ComputeChecksum();
+
     /// <summary>How many bytes from its start must be read to know this record's size: the fixed size, or the prefix.</summary>
     public static int SizeKnownAfter => IsVariable ? VariableLayout.PrefixSize : FixedSize;
 

@@ -5,6 +5,9 @@ namespace HybridKV.Log;
 /// <summary>Arithmetic both record layouts share.</summary>
 internal static class RecordLayout
 {
+    /// <summary>The 8-byte word a record ends with when it has no padding to hold its checksum.</summary>
+    public const int TrailerSize = sizeof(long);
+
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public static int AlignTo8(int size) => (size + 7) & ~7;
 

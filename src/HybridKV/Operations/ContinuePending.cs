@@ -1,4 +1,5 @@
 using HybridKV.Devices;
+using HybridKV.Diagnostics;
 using HybridKV.Index;
 using HybridKV.Log;
 
@@ -30,9 +31,23 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = RecordIn(operation);
-        if (LogRecord<TKey, TValue>.IsVariable && !record.LengthsFitIn(operation.BytesRead - operation.RecordOffset))
+        if (LogRecord<TKey, TValue>.IsVariable && !record.Header.IsNull &&
+            !record.LengthsFitIn(operation.BytesRead - operation.RecordOffset))
         {
             return ReadWholeRecord(operation, record);
+        }
+
+        if (!record.ChecksumMatches)
+        {
+            // Something led here (the index or a newer record of the chain): a record was written at this address.
+            long address = operation.Storage.RecordAddress;
+            string location = Log.Device!.DescribeAddress(address);
+            string problem = record.Header.IsNull
+                ? "no record is there (its segment file is missing or shorter than it was written)"
+                : "the record's checksum does not match";
+            StoreLog.CorruptRecord(_logger, address, location, problem);
+            operation.IoError = new CorruptLogException(address, location, problem);
+            return OperationStatus.Failed;
         }
 
         if (record.Header.Invalid || !RecordHasKey(record, in operation.Key))

@@ -28,16 +28,21 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // The tail when the running (or last) commit began: every record of the next version lies at or above it.
     private long _commitStartAddress;
 
+    // Where damaged records found by device reads are reported.
+    private readonly ILogger _logger;
+
     public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
         _settings = settings;
+        _logger = logger;
         _functions = functions;
         // One row more than sessions: the checkpoint state machine protects itself while it copies frames.
         Epoch = new LightEpoch(settings.MaxSessions + 1);
         Epoch.TryAcquireEntry(out int maintenanceEntry);
         MaintenanceEntry = maintenanceEntry;
         Index = new HashIndex(settings.IndexBuckets);
-        Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger);
+        Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger,
+            RecordFormat<TKey, TValue>.Instance);
     }
 
     public LightEpoch Epoch { get; }

@@ -133,10 +133,12 @@ public sealed class VarLenOperationTests
         Assert.Equal(tail, store.TailAddress);
         Assert.Equal("old"u8.ToArray(), session.ReadBytes("k"u8));
 
-        // The largest record that fits is accepted.
-        int largest = (16 * 1024) - 16 - 8 - 4;
-        Assert.Equal(Status.Ok, session.Upsert("k"u8, new byte[largest - 8]));
-        Assert.Equal(largest - 8, session.ReadBytes("k"u8)!.Length);
+        // The largest record that fits is accepted: the page less the prefix (16), the key padded (8), the value's
+        // length and lock (8) and the trailer with the checksum (8).
+        int largest = (16 * 1024) - 16 - 8 - 8 - 8;
+        Assert.Throws<ArgumentOutOfRangeException>(() => session.Upsert("k"u8, new byte[largest + 1]));
+        Assert.Equal(Status.Ok, session.Upsert("k"u8, new byte[largest]));
+        Assert.Equal(largest, session.ReadBytes("k"u8)!.Length);
     }
 
     [Fact]
