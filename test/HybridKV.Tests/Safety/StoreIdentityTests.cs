@@ -18,57 +18,29 @@ public sealed class StoreIdentityTests : IDisposable
     public void Dispose() => _directory.Dispose();
 
     [Fact]
-    public async Task A_store_of_another_value_type_of_the_same_size_is_refused_and_changes_nothing()
-    {
-        string directory = _directory.NewSubdirectory();
-        await SafetyStores.WriteCheckpointedAsync(StoreOnDevice.Settings(directory));
-        SortedDictionary<string, string> before = SafetyStores.Snapshot(directory);
-
-        var refused = Assert.Throws<InvalidOperationException>(
-            () => new HybridKVStore<long, double, double, double, Empty, DoubleFunctions>(StoreOnDevice.Settings(directory)));
-        Assert.Contains("value type: System.Double in this store, System.Int64 in the log", refused.Message,
-            StringComparison.Ordinal);
-        Assert.Equal(before, SafetyStores.Snapshot(directory));
-        await AssertStillRecoversAsync(directory);
-    }
+    public Task A_store_of_another_value_type_of_the_same_size_is_refused_and_changes_nothing() =>
+        AssertRefusedAndUnchangedAsync(
+            directory => new HybridKVStore<long, double, double, double, Empty, DoubleFunctions>(
+                StoreOnDevice.Settings(directory)),
+            "value type: System.Double in this store, System.Int64 in the log");
 
     [Fact]
-    public async Task A_changed_log_segment_size_is_refused_naming_both_sizes()
-    {
-        string directory = _directory.NewSubdirectory();
-        await SafetyStores.WriteCheckpointedAsync(StoreOnDevice.Settings(directory));
-        SortedDictionary<string, string> before = SafetyStores.Snapshot(directory);
-
-        var refused = Assert.Throws<InvalidOperationException>(
-            () => TestStores.Create(StoreOnDevice.Settings(directory) with { LogSegmentSizeBits = 17 }));
-        Assert.Contains("log segment size (LogSegmentSizeBits): 2^17 bytes in this store, 2^16 bytes", refused.Message,
-            StringComparison.Ordinal);
-        Assert.Equal(before, SafetyStores.Snapshot(directory));
-        await AssertStillRecoversAsync(directory);
-    }
+    public Task A_changed_log_segment_size_is_refused_naming_both_sizes() =>
+        AssertRefusedAndUnchangedAsync(
+            directory => TestStores.Create(StoreOnDevice.Settings(directory) with { LogSegmentSizeBits = 17 }),
+            "log segment size (LogSegmentSizeBits): 2^17 bytes in this store, 2^16 bytes");
 
     [Fact]
-    public async Task A_changed_page_size_is_refused_naming_both_sizes()
-    {
-        string directory = _directory.NewSubdirectory();
-        await SafetyStores.WriteCheckpointedAsync(StoreOnDevice.Settings(directory));
-        var refused = Assert.Throws<InvalidOperationException>(
-            () => TestStores.Create(StoreOnDevice.Settings(directory) with { PageSizeBits = 13 }));
-        Assert.Contains("page size (PageSizeBits): 2^13 bytes in this store, 2^12 bytes", refused.Message,
-            StringComparison.Ordinal);
-        await AssertStillRecoversAsync(directory);
-    }
+    public Task A_changed_page_size_is_refused_naming_both_sizes() =>
+        AssertRefusedAndUnchangedAsync(
+            directory => TestStores.Create(StoreOnDevice.Settings(directory) with { PageSizeBits = 13 }),
+            "page size (PageSizeBits): 2^13 bytes in this store, 2^12 bytes");
 
     [Fact]
-    public async Task A_changed_hash_function_is_refused_because_every_key_would_become_unreachable()
-    {
-        string directory = _directory.NewSubdirectory();
-        await SafetyStores.WriteCheckpointedAsync(StoreOnDevice.Settings(directory));
-        var refused = Assert.Throws<InvalidOperationException>(
-            () => TestStores.Create(StoreOnDevice.Settings(directory), HashMode.TwinsAMillionApart));
-        Assert.Contains("key hash of the probe keys", refused.Message, StringComparison.Ordinal);
-        await AssertStillRecoversAsync(directory);
-    }
+    public Task A_changed_hash_function_is_refused_because_every_key_would_become_unreachable() =>
+        AssertRefusedAndUnchangedAsync(
+            directory => TestStores.Create(StoreOnDevice.Settings(directory), HashMode.TwinsAMillionApart),
+            "key hash of the probe keys");
 
     [Fact]
     public async Task A_log_of_a_newer_format_is_refused_naming_both_formats()
@@ -167,6 +139,20 @@ public sealed class StoreIdentityTests : IDisposable
         Assert.Equal((Status.Ok, 111L), reader.ReadNow(1));
         Assert.Equal(Status.NotFound, reader.ReadNow(2).Status);
         Assert.True(Directory.Exists(copy), "the other store's checkpoint was deleted");
+    }
+
+    /// <summary>A store that differs from the one that wrote the directory is refused when it is created, with the
+    /// difference named, and leaves every file as it was: the right store still recovers it.</summary>
+    private async Task AssertRefusedAndUnchangedAsync(Func<string, IDisposable> create, string difference)
+    {
+        string directory = _directory.NewSubdirectory();
+        await SafetyStores.WriteCheckpointedAsync(StoreOnDevice.Settings(directory));
+        SortedDictionary<string, string> before = SafetyStores.Snapshot(directory);
+
+        var refused = Assert.Throws<InvalidOperationException>(() => create(directory).Dispose());
+        Assert.Contains(difference, refused.Message, StringComparison.Ordinal);
+        Assert.Equal(before, SafetyStores.Snapshot(directory));
+        await AssertStillRecoversAsync(directory);
     }
 
     private static async Task AssertStillRecoversAsync(string directory)
