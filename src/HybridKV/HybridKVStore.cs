@@ -16,8 +16,11 @@ namespace HybridKV;
 /// functions struct <typeparamref name="TFunctions"/>, bound statically.
 /// </summary>
 /// <remarks>
-/// This version keeps the whole log in memory, within <see cref="StoreSettings.MemorySizeBytes"/>; an operation that
-/// needs a record beyond that budget throws <see cref="LogFullException"/> and changes nothing.
+/// Without a device the whole log stays in memory, within <see cref="StoreSettings.MemorySizeBytes"/>: an operation
+/// that needs a record beyond that budget throws <see cref="LogFullException"/> and changes nothing. With one, pages
+/// that leave memory go to the device. A store created over a device or checkpoint store that already holds a store
+/// must be recovered (<see cref="RecoverAsync"/>) before it is used, unless <see cref="StoreSettings.ExistingData"/>
+/// says to delete it.
 /// Dispose the store after its sessions have finished their operations: <see cref="Dispose"/> waits for operations
 /// in progress, and later calls on any session throw <see cref="ObjectDisposedException"/>.
 /// </remarks>
@@ -56,10 +59,15 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     // Why the store must be recovered before it is used: its device or checkpoint store holds a store. Null when not.
     private volatile string? _recoveryRequired;
 
-    /// <summary>Creates an empty store.</summary>
+    /// <summary>Creates a store: empty, or (over a device that holds a store) to be recovered with <see cref="RecoverAsync"/>.</summary>
     /// <param name="settings">Sizes and tuning; validated here.</param>
     /// <param name="functions">The callbacks (for a stateless struct, <c>default</c>).</param>
     /// <exception cref="ArgumentOutOfRangeException">A setting is invalid, or a record does not fit in a page.</exception>
+    /// <exception cref="ArgumentException">Settings conflict, or one would be ignored.</exception>
+    /// <exception cref="Devices.DirectoryInUseException">Another store holds the log or checkpoint directory.</exception>
+    /// <exception cref="InvalidOperationException">The device's log was written by a store of other types, geometry,
+    /// hash function or format; nothing was changed.</exception>
+    /// <exception cref="InvalidDataException">The device's label is damaged, or the device holds a log without one.</exception>
     public HybridKVStore(StoreSettings settings, TFunctions functions = default)
     {
         ArgumentNullException.ThrowIfNull(settings);
@@ -311,7 +319,10 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <exception cref="CorruptCheckpointException">Checkpoints exist but none verifies; the message names each file at
     /// fault.</exception>
     /// <exception cref="InvalidOperationException">The store is not new, or has no log device or checkpoint store, or
-    /// the checkpoint was written for other key or value types.</exception>
+    /// the checkpoint was written by a store of other types or geometry, or every checkpoint belongs to another log (a
+    /// shared checkpoint directory, or a log directory that was moved or deleted); nothing was changed.</exception>
+    /// <exception cref="CorruptLogException">A record of the log the recovery replays fails its checksum; the store is
+    /// then unusable and must be disposed.</exception>
     public async Task<RecoveryResult?> RecoverAsync(
         Guid? token = null, IProgress<RecoveryProgress>? progress = null, CancellationToken cancellationToken = default)
     {
