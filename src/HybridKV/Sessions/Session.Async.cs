@@ -67,13 +67,17 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// completion callbacks, and awaited ones), awaiting the device instead of blocking.
     /// </summary>
     /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
+    /// <exception cref="Exception">As for <c>CompletePending(wait: true)</c>: every operation is finished first, then
+    /// what failed operations threw is thrown, one as it is, several in an <see cref="AggregateException"/>.</exception>
     public async Task CompletePendingAsync(CancellationToken cancellationToken = default)
     {
         ThrowIfInProtectedScope();
         ThrowIfDisposed();
-        ContinuePendingOnce(PendingDriver.Caller, out _);
+        List<Exception>? failures = null;
+        ContinuePendingOnce(PendingDriver.Caller, out _, ref failures);
         if (PendingCount == 0)
         {
+            ThrowFailures(failures);
             return;
         }
 
@@ -91,7 +95,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 Lock();
                 try
                 {
-                    progressed = ContinuePendingOnce(PendingDriver.Detached, out waitingForSpace);
+                    progressed = ContinuePendingOnce(PendingDriver.Detached, out waitingForSpace, ref failures);
                 }
                 finally
                 {
@@ -100,6 +104,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
                 if (PendingCount == 0)
                 {
+                    ThrowFailures(failures);
                     return;
                 }
 

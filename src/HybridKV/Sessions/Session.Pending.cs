@@ -101,31 +101,58 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// One pass over the operations that can go on, then the reports of those that finished.
+    /// One pass over the operations that can go on, then the reports of those that finished; what failed operations
+    /// threw is thrown (see <see cref="ThrowFailures"/>).
     /// </summary>
     /// <returns>Whether anything happened (an operation finished, was reported, or started a read).</returns>
     private bool ContinuePendingOnce(PendingDriver driver, out bool waitingForSpace)
     {
+        List<Exception>? failures = null;
+        bool progressed = ContinuePendingOnce(driver, out waitingForSpace, ref failures);
+        ThrowFailures(failures);
+        return progressed;
+    }
+
+    /// <summary>
+    /// One pass, collecting into <paramref name="failures"/> (created when the first one comes) what the operations
+    /// that failed in it threw: their continuation or completion callback.
+    /// </summary>
+    private bool ContinuePendingOnce(PendingDriver driver, out bool waitingForSpace, ref List<Exception>? failures)
+    {
         bool locked = driver == PendingDriver.Caller && LockIfShared();
-        Exception? error;
-        bool progressed;
         try
         {
-            progressed = ContinueReady(out waitingForSpace);
+            bool progressed = ContinueReady(out waitingForSpace);
             progressed |= _finished.Count != 0 || (driver != PendingDriver.Background && _deferred.Count != 0);
-            error = Report(driver);
+            Report(driver, ref failures);
+            return progressed;
         }
         finally
         {
             UnlockIf(locked);
         }
+    }
 
-        if (error is not null)
+    /// <summary>
+    /// Throws what pending operations threw: the exception itself when one failed, an <see cref="AggregateException"/>
+    /// holding every one when several did, so that no failure is hidden behind another (a pending upsert has no
+    /// callback: its exception is the only sign that it did not take effect).
+    /// </summary>
+    private void ThrowFailures(List<Exception>? failures)
+    {
+        if (failures is not { Count: > 0 })
         {
-            ExceptionDispatchInfo.Throw(error);
+            return;
         }
 
-        return progressed;
+        if (failures.Count == 1)
+        {
+            ExceptionDispatchInfo.Throw(failures[0]);
+        }
+
+        throw new AggregateException(
+            $"{failures.Count} pending operations of session {Id} failed; each finished with Status.Error and changed " +
+            "nothing.", failures);
     }
 
     private bool ContinueReady(out bool waitingForSpace)
@@ -225,16 +252,16 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>Reports finished operations: completion callbacks, then the awaiting task if there is one.</summary>
-    /// <returns>The first exception a caller of the blocking methods must see (a continuation or callback threw).</returns>
-    private Exception? Report(PendingDriver driver)
+    /// <param name="driver">Who drives the pass.</param>
+    /// <param name="errors">Receives every exception a caller of the blocking methods must see (a continuation or
+    /// callback threw).</param>
+    private void Report(PendingDriver driver, ref List<Exception>? errors)
     {
-        Exception? first = null;
         if (driver != PendingDriver.Background)
         {
             while (_deferred.TryDequeue(out Finished deferred))
             {
-                Exception? error = Report(deferred);
-                first ??= error;
+                Collect(Report(deferred), ref errors);
             }
         }
 
@@ -246,13 +273,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
             else
             {
-                Exception? error = Report(finished);
-                first ??= error;
+                Collect(Report(finished), ref errors);
             }
         }
 
         _finished.Clear();
-        return first;
+    }
+
+    private static void Collect(Exception? error, ref List<Exception>? errors)
+    {
+        if (error is not null)
+        {
+            (errors ??= new()).Add(error);
+        }
     }
 
     private Exception? Report(Finished finished)
@@ -310,6 +343,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             _ = Finish(operation, OperationStatus.Failed, error);
         }
 
-        Report(PendingDriver.Background);
+        List<Exception>? ignored = null;
+        Report(PendingDriver.Background, ref ignored);
     }
 }

@@ -176,9 +176,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         // The output points at the caller's memory: this read finishes before the call returns, even when another
         // pending operation's continuation or callback throws meanwhile (that exception follows the read's own result).
         Task<(Status Status, TOutput Output)> completion = pending.Completion!.Task;
-        ExceptionDispatchInfo? sibling = DriveUntilDone(completion);
+        List<Exception>? siblings = DriveUntilDone(completion);
         (Status finalStatus, output) = completion.GetAwaiter().GetResult();
-        sibling?.Throw();
+        ThrowFailures(siblings);
         return finalStatus;
     }
 
@@ -255,13 +255,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <returns><see langword="true"/> if no operation is pending any more.</returns>
     /// <exception cref="Exception">A callback or a continuation threw: the operation it belonged to was finished
     /// (with <see cref="Status.Error"/>) and the others continued (with <paramref name="wait"/>, all of them to the
-    /// end); the first such exception is rethrown.</exception>
+    /// end). One such exception is rethrown as it is; several come together in an <see cref="AggregateException"/>, so
+    /// that none is hidden (a pending upsert has no callback: its exception is the only sign that it failed).</exception>
     public bool CompletePending(bool wait = false)
     {
         ThrowIfDisposed();
         if (wait)
         {
-            DriveUntilDone(awaited: null)?.Throw();
+            ThrowFailures(DriveUntilDone(awaited: null));
             return true;
         }
 
@@ -282,11 +283,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// that throws does not stop it: what it waits for still finishes first (a read into the caller's memory must not
     /// outlive the call).
     /// </summary>
-    /// <returns>The first exception a pass threw, for the caller to rethrow once it has its own result.</returns>
-    private ExceptionDispatchInfo? DriveUntilDone(Task? awaited)
+    /// <returns>What the operations that failed meanwhile threw, for the caller to throw (<see cref="ThrowFailures"/>)
+    /// once it has its own result.</returns>
+    private List<Exception>? DriveUntilDone(Task? awaited)
     {
         var spinner = new SpinWait();
-        ExceptionDispatchInfo? failure = null;
+        List<Exception>? failures = null;
         while (true)
         {
             if (_scopeOpen)
@@ -300,17 +302,17 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             bool waitingForSpace = false;
             try
             {
-                progressed = ContinuePendingOnce(PendingDriver.Caller, out waitingForSpace);
+                progressed = ContinuePendingOnce(PendingDriver.Caller, out waitingForSpace, ref failures);
             }
             catch (Exception error) when (!_store.IsDisposed)
             {
-                failure ??= ExceptionDispatchInfo.Capture(error);
+                (failures ??= new()).Add(error);
                 progressed = true;
             }
 
             if (awaited?.IsCompleted ?? PendingCount == 0)
             {
-                return failure;
+                return failures;
             }
 
             if (progressed)

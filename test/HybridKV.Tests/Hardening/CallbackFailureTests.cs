@@ -215,6 +215,33 @@ public sealed class CallbackFailureTests : IDisposable
     }
 
     [Fact]
+    public void When_several_pending_operations_fail_CompletePending_throws_every_failure_not_only_the_first()
+    {
+        using var device = new MemoryDevice(512, 1L << 16);
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device));
+        using var session = store.NewSession();
+        session.Preload();
+
+        // A pending upsert has no callback: the exception is the only sign that it did not take effect, so it must not
+        // hide behind another operation's.
+        var read = new CountContext();
+        long output = 0;
+        Assert.Equal(Status.Pending, session.Read(3, 0, ref output, read));
+        Assert.Equal(Status.Pending, session.Upsert(3, Poison));
+        var rmw = new CountContext();
+        Assert.Equal(Status.Pending, session.RMW(4, Poison, rmw));
+
+        var thrown = Assert.Throws<AggregateException>(() => session.CompletePending(wait: true));
+        Assert.Equal(2, thrown.InnerExceptions.Count);
+        Assert.All(thrown.InnerExceptions, e => Assert.IsType<PoisonException>(e));
+        Assert.Contains(session.Id.ToString(), thrown.Message, StringComparison.Ordinal);
+        Assert.Equal(0, session.PendingCount);
+        Assert.Equal((Status.Ok, Status.Error), (read.LastStatus, rmw.LastStatus));
+        Assert.Equal((Status.Ok, 3L), session.ReadNow(3));
+        Assert.Equal((Status.Ok, 4L), session.ReadNow(4));
+    }
+
+    [Fact]
     public async Task RecoverAsync_refuses_a_store_with_an_open_session()
     {
         // A store over existing data refuses sessions until it is recovered, so only a new store can have one open.
