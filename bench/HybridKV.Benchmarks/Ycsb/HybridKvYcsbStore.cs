@@ -29,11 +29,13 @@ public static class HybridKvYcsbStore
             : new Store<Value100, YcsbValue100s.Functions, Value100s>(options, "hybridkv", RecordBytes(100));
     }
 
-    /// <summary>Bytes per record: header, key, value rounded up to 8.</summary>
-    public static long RecordBytes(int valueBytes) => 8 + 8 + ((valueBytes + 7) & ~7);
+    /// <summary>Bytes per record, as the store lays it out (checksum included).</summary>
+    public static long RecordBytes(int valueBytes) => valueBytes == 8
+        ? HybridKV.Log.LogRecord<long, long>.FixedSize
+        : HybridKV.Log.LogRecord<long, Value100>.FixedSize;
 
-    /// <summary>Bytes per variable-layout record: header, lengths, key, value length and lock, value rounded up to 8.</summary>
-    public static long VarRecordBytes(int valueBytes) => 8 + 8 + 8 + ((8 + valueBytes + 7) & ~7);
+    /// <summary>Bytes per variable-layout record (long key, byte-sequence value), as the store lays it out.</summary>
+    public static long VarRecordBytes(int valueBytes) => HybridKV.Log.LogRecord<long, VarBytes>.SizeFor(8, valueBytes);
 
     /// <summary>The working set: index buckets and records, what the memory probe's array matches.</summary>
     public static long WorkingSetBytes(long keys, int valueBytes, long indexBuckets) =>
