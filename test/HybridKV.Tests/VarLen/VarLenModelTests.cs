@@ -146,8 +146,15 @@ public sealed class VarLenModelTests
                     }
 
                     case StepKind.Delete:
-                        Assert.Equal(model.Remove(step.Key), session.DeleteNow(key));
+                    {
+                        // A delete is blind (issue 16): NotFound only when memory or the index shows the key absent;
+                        // a key whose chain goes on to the device gets a tombstone and Ok, whatever it held there.
+                        // The reads that follow check that it is gone either way.
+                        bool existed = model.Remove(step.Key);
+                        bool reported = session.DeleteNow(key);
+                        Assert.True(reported || !existed, $"deleting key {step.Key}, which held a value, reported NotFound");
                         break;
+                    }
 
                     case StepKind.ShiftReadOnly:
                         store.Engine.Log.ShiftReadOnlyAddress(store.TailAddress, LightEpoch.NoEntry);
