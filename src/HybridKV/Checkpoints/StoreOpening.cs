@@ -75,8 +75,7 @@ internal static class StoreOpening
         StorageDevice device, StoreIdentity identity, ILogger logger, CancellationToken cancellationToken)
     {
         await device.EraseAsync(cancellationToken).ConfigureAwait(false);
-        await device.WriteLabelAsync(ChecksummedJson.Wrap(identity, CheckpointMetadata.JsonOptions), cancellationToken)
-            .ConfigureAwait(false);
+        await device.WriteLabelAsync(Label(identity), cancellationToken).ConfigureAwait(false);
         StoreLog.UncommittedLogErased(logger, identity.LogId, device);
     }
 
@@ -104,7 +103,10 @@ internal static class StoreOpening
     }
 
     private static void WriteLabel(StorageDevice device, StoreIdentity identity) =>
-        Wait(device.WriteLabelAsync(ChecksummedJson.Wrap(identity, CheckpointMetadata.JsonOptions)).AsTask());
+        Wait(device.WriteLabelAsync(Label(identity)).AsTask());
+
+    /// <summary>The label's bytes: the identity as checksummed JSON.</summary>
+    private static byte[] Label(StoreIdentity identity) => ChecksummedJson.Wrap(identity, CheckpointMetadata.JsonOptions);
 
     private static int DeleteEverything(StorageDevice device, CheckpointCatalog? catalog)
     {

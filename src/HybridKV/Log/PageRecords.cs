@@ -52,43 +52,30 @@ internal unsafe ref struct PageRecords<TKey, TValue>
     /// bytes are not a record of this log.</exception>
     public bool MoveNext()
     {
-        while (true)
+        int minimum = LogRecord<TKey, TValue>.IsVariable ? sizeof(long) : LogRecord<TKey, TValue>.FixedSize;
+        while (_next + minimum <= _pageSize && _pageAddress + _next < _to)
         {
             long offset = _next;
-            int minimum = LogRecord<TKey, TValue>.IsVariable ? sizeof(long) : LogRecord<TKey, TValue>.FixedSize;
-            if (offset + minimum > _pageSize || _pageAddress + offset >= _to)
-            {
-                return false;
-            }
-
             var record = new LogRecord<TKey, TValue>(_page + offset);
-            if (!LogRecord<TKey, TValue>.IsVariable)
+            if (record.Header.IsNull)
             {
-                _next = offset + LogRecord<TKey, TValue>.FixedSize;
-            }
-            else if (record.Header.IsNull)
-            {
-                _next = offset + sizeof(long);
+                // Unused space: a fixed-size slot never written, or a zero word of the variable layout.
+                _next = offset + (LogRecord<TKey, TValue>.IsVariable ? sizeof(long) : LogRecord<TKey, TValue>.FixedSize);
                 continue;
             }
-            else if (!record.LengthsFitIn((int)(_pageSize - offset)))
+
+            if (LogRecord<TKey, TValue>.IsVariable && !record.LengthsFitIn((int)(_pageSize - offset)))
             {
                 throw new InvalidDataException(
                     $"The log holds no valid record at address {_pageAddress + offset}: its lengths describe a record " +
                     "that runs past the end of its page.");
             }
-            else
-            {
-                _next = offset + record.Size;
-            }
-
-            if (record.Header.IsNull)
-            {
-                continue;
-            }
 
             _offset = offset;
+            _next = offset + record.Size;
             return true;
         }
+
+        return false;
     }
 }

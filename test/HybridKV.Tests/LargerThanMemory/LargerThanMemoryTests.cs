@@ -255,25 +255,18 @@ public sealed class LargerThanMemoryTests : IDisposable
         string logDirectory = Path.Combine(directory, "log");
         long newBegin = store.HeadAddress & ~((1L << 16) - 1);
         Assert.True(newBegin >= 2 << 16, "the log is too short for this test");
-        Assert.Contains(0L, SegmentNumbers(logDirectory));
+        Assert.Contains(0L, LogFiles.SegmentNumbers(logDirectory));
         await store.ShiftBeginAddressAsync(newBegin);
 
         // Flushes still running may add segments at the tail; every one below the new begin is gone, the rest stay.
         Assert.Equal(newBegin, store.BeginAddress);
-        long[] segments = SegmentNumbers(logDirectory);
+        long[] segments = LogFiles.SegmentNumbers(logDirectory);
         Assert.DoesNotContain(segments, n => n < newBegin >> 16);
         Assert.Contains(newBegin >> 16, segments);
         Assert.Equal(Status.NotFound, session.ReadNow(0).Status);
         Assert.Equal((Status.Ok, PreloadedKeys - 1L), session.ReadNow(PreloadedKeys - 1));
         await Assert.ThrowsAsync<ArgumentOutOfRangeException>(() => store.ShiftBeginAddressAsync(store.TailAddress));
     }
-
-    /// <summary>The numbers of the segment files (<c>hlog.N</c>; not the label) in a log directory.</summary>
-    private static long[] SegmentNumbers(string logDirectory) =>
-        Directory.GetFiles(logDirectory, "hlog.*")
-            .Select(path => long.TryParse(Path.GetExtension(path).TrimStart('.'), out long n) ? n : -1)
-            .Where(n => n >= 0)
-            .ToArray();
 
     private static void AssertReads((Status Status, long Value) read, Dictionary<long, long> model, long key)
     {

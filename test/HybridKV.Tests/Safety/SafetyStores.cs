@@ -25,11 +25,8 @@ internal static class SafetyStores
         return files;
     }
 
-    /// <summary>The log's segment files (<c>hlog.N</c>) under a store directory.</summary>
-    public static string[] SegmentFiles(string storeDirectory) =>
-        Directory.GetFiles(Path.Combine(storeDirectory, "log"), "hlog.*")
-            .Where(path => long.TryParse(Path.GetExtension(path).TrimStart('.'), out _))
-            .ToArray();
+    /// <summary>The log's segment numbers under a store directory.</summary>
+    public static long[] SegmentFiles(string storeDirectory) => LogFiles.SegmentNumbers(Path.Combine(storeDirectory, "log"));
 
     /// <summary>A count store in <paramref name="directory"/> holding keys 0..count-1 = key * 10, checkpointed.</summary>
     public static async Task WriteCheckpointedAsync(StoreSettings settings, long count = 3000, HashMode mode = HashMode.Mixed)
