@@ -50,6 +50,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private readonly CancellationTokenSource _stopping = new();
     private Task _periodicCheckpoints = Task.CompletedTask;
     private int _periodicStarted;
+    private volatile Compaction.MemoryCompactor? _memoryCompactor;
     private int _recovered;
     private int _disposed;
 
@@ -195,6 +196,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     public int OpenSessionCount => _sessions.OpenCount;
 
     /// <summary>Whether periodic checkpoints have started (tests).</summary>
+    /// <summary>The background copying of live records near the head, once started (for tests).</summary>
+    internal Compaction.MemoryCompactor? MemoryCompactor => _memoryCompactor;
+
     internal bool PeriodicCheckpointsStarted => Volatile.Read(ref _periodicStarted) != 0;
 
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
@@ -254,7 +258,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             ThrowHelper.ThrowTooManySessions(Settings.MaxSessions);
         }
 
-        StartPeriodicCheckpoints();
+        StartBackgroundWork();
         try
         {
             SessionCprState state = _sessions.Register(id, () => _engine.State.SessionVersion, continueRecovered,
@@ -372,7 +376,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             }
 
             _recoveryRequired = null;
-            StartPeriodicCheckpoints();
+            StartBackgroundWork();
             return null;
         }
 
@@ -381,7 +385,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         _sessions.Restore(metadata.Sessions);
         checkpoints.OnRecovered(metadata.Index);
         _recoveryRequired = null;
-        StartPeriodicCheckpoints();
+        StartBackgroundWork();
         var result = new RecoveryResult(choice.Manifest.Token, metadata.Version, metadata.Kind, metadata.Mode,
             metadata.BeginAddress, metadata.FinalAddress, records, _sessions.CommittedPoints, choice.Skipped,
             clock.Elapsed);
@@ -418,9 +422,24 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         _checkpoints ?? throw new InvalidOperationException($"This store takes no checkpoints: it needs a {CheckpointRequirement}");
 
     /// <summary>
-    /// Starts periodic checkpoints once the store is in use (a session opened, or recovery done): a checkpoint of the
+    /// Starts background work once the store is in use: keeping live records in memory (recovery rebuilds the log
+    /// under it before), and periodic checkpoints (a session opened, or recovery done): a checkpoint of the
     /// empty store taken before <see cref="RecoverAsync"/> would become the newest one and hide the real state.
     /// </summary>
+    private void StartBackgroundWork()
+    {
+        if (Settings.MemoryCompactionMaxLiveFraction > 0 && _engine.Log.HasDevice && _memoryCompactor is null)
+        {
+            lock (_engine)
+            {
+                _memoryCompactor ??= new Compaction.MemoryCompactor(_engine.Log, _engine.CompactionEntry,
+                    _engine, Settings.MemoryCompactionMaxLiveFraction, _logger);
+            }
+        }
+
+        StartPeriodicCheckpoints();
+    }
+
     private void StartPeriodicCheckpoints()
     {
         if (Settings.CheckpointInterval is { } interval && _checkpoints is not null &&
@@ -470,6 +489,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
         // Stop checkpoints first: a running one still drives sessions through its phases and reads the log.
         _stopping.Cancel();
+        _memoryCompactor?.Dispose();
         _periodicCheckpoints.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
         _checkpoints?.WaitUntilIdle();
 

@@ -58,6 +58,19 @@ public sealed record StoreSettings
     public double MutableFraction { get; init; } = 0.9;
 
     /// <summary>
+    /// Keeps data that fits in memory there while checkpoints and updates copy records to the tail: before a page
+    /// leaves memory, its live records (those the index still leads to) are copied to the tail if they fill at most
+    /// this fraction of it; a page more live than that leaves memory with its records, as in a store larger than
+    /// memory. From 0 (off: pages always leave with their records) to <see cref="MaxMemoryCompactionMaxLiveFraction"/>.
+    /// Default 0.8. Works in the background on the pages nearest the head; needs a log device.
+    /// </summary>
+    public double MemoryCompactionMaxLiveFraction { get; init; } = 0.8;
+
+    /// <summary>The largest allowed <see cref="MemoryCompactionMaxLiveFraction"/>: a page of live records copied
+    /// forward would free nothing.</summary>
+    public const double MaxMemoryCompactionMaxLiveFraction = 0.9;
+
+    /// <summary>
     /// The most sessions open at once (the size of the epoch table), from 1 to <see cref="MaxMaxSessions"/>.
     /// Default 128.
     /// </summary>
@@ -238,6 +251,14 @@ public sealed record StoreSettings
                 nameof(MutableFraction),
                 MutableFraction,
                 $"{nameof(MutableFraction)} must be greater than 0 and at most 1.");
+        }
+
+        if (!(MemoryCompactionMaxLiveFraction >= 0 && MemoryCompactionMaxLiveFraction <= MaxMemoryCompactionMaxLiveFraction))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(MemoryCompactionMaxLiveFraction),
+                MemoryCompactionMaxLiveFraction,
+                $"{nameof(MemoryCompactionMaxLiveFraction)} must be from 0 (off) to {MaxMemoryCompactionMaxLiveFraction}.");
         }
 
         if (LogDevice is not null && LogDirectory is not null)

@@ -123,6 +123,13 @@ public static class HybridKvYcsbStore
 
         public long CheckpointsCommitted => Interlocked.Read(ref _checkpointsCommitted);
 
+        public string Progress =>
+            $"log {(_store.TailAddress - _store.BeginAddress) >> 20} MiB, in memory {(_store.TailAddress - _store.HeadAddress) >> 20} MiB" +
+            (_store.MemoryCompactor is { } compactor
+                ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
+                : "") +
+            (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB, written {_device.BytesWritten >> 20} MiB");
+
         /// <summary>A pinned buffer of the value size, where a thread builds byte-sequence values it upserts.</summary>
         private byte[] NewScratch() => GC.AllocateArray<byte>(Math.Max(_valueBytes, 8), pinned: true);
 

@@ -17,6 +17,9 @@ public interface IYcsbStore : IDisposable
 
     /// <summary>Checkpoints committed since the store was created (0 for stores without checkpoints).</summary>
     long CheckpointsCommitted => 0;
+
+    /// <summary>A short description of the store's state for progress lines (its log's size, say), or null.</summary>
+    string? Progress => null;
 }
 
 /// <summary>One thread's view of a store.</summary>

@@ -211,7 +211,8 @@ public static class YcsbRunner
             series.Add((total - previous) / (now - previousTime));
             long checkpoints = store.CheckpointsCommitted;
             Console.WriteLine($"{label}: {now:F1} s, {total / 1e6:F1} M ops done, {series[^1] / 1e6:F2} M ops/s" +
-                (checkpoints > 0 ? $", {checkpoints} checkpoints committed" : ""));
+                (checkpoints > 0 ? $", {checkpoints} checkpoints committed" : "") +
+                (store.Progress is { } progress ? $", {progress}" : ""));
             previous = total;
             previousTime = now;
         }

@@ -46,4 +46,9 @@ internal static partial class StoreLog
     [LoggerMessage(EventId = 9, Level = LogLevel.Error,
         Message = "The log is damaged at address {Address} ({Location}): {Problem}; the operation that read it failed")]
     public static partial void CorruptRecord(ILogger logger, long address, string location, string problem);
+
+    [LoggerMessage(EventId = 10, Level = LogLevel.Error,
+        Message = "Keeping live records in memory failed and has stopped; pages leave memory with their records as in " +
+                  "a store without it (correct, slower to read)")]
+    public static partial void MemoryCompactionFailed(ILogger logger, Exception error);
 }

@@ -144,10 +144,16 @@ internal sealed partial class HybridLog
         if (_device is not null)
         {
             ShiftHeadAddress(DesiredHeadAddress(page), callerEntry);
+            _pageTurned.Signal();
         }
 
         return AllocationResult.Success;
     }
+
+    private readonly Utilities.AsyncSignal _pageTurned = new();
+
+    /// <summary>Completes at the next page turn of a log with a device (pages move toward eviction).</summary>
+    public Task PageTurned => _pageTurned.NextSignal;
 
     private static long TailWord(long page, int offset) => (page << 32) | (uint)offset;
 

@@ -162,6 +162,17 @@ internal sealed unsafe partial class HybridLog : IDisposable
     }
 
     /// <summary>
+    /// The frame of the in-memory page at <paramref name="pageAddress"/>, for walking its records. The caller holds epoch
+    /// protection and found the page at or above the head of its view.
+    /// </summary>
+    public byte* PageFrame(long pageAddress)
+    {
+        Debug.Assert((pageAddress & _offsetMask) == 0 && pageAddress >= (SafeHeadAddress & ~_offsetMask),
+            "A page in memory.");
+        return (byte*)_frames[(pageAddress >> _pageSizeBits) & _frameMask];
+    }
+
+    /// <summary>
     /// Moves the read-only offset to <paramref name="newReadOnlyAddress"/> (if it is ahead) and, once every thread has
     /// seen that, the safe read-only offset too, which flushes what became read-only (FASTER Alg. 1, lines 29–35).
     /// </summary>

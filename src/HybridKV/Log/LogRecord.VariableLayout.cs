@@ -65,6 +65,18 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public static ref int ValueLock(byte* record) => ref *(int*)(ValueStart(record) + sizeof(int));
 
+        /// <summary>Writes lengths that describe <paramref name="size"/> bytes holding no key and an empty value.</summary>
+        public static void WriteUnusedLengths(byte* record, int size)
+        {
+            *(int*)(record + KeyLengthOffset) = 0;
+            *(int*)(record + ValueRoomOffset) = size - PrefixSize - RecordLayout.TrailerSize;
+            if (HasVariableValue)
+            {
+                ValueLength(record) = 0;
+                ValueLock(record) = 0;
+            }
+        }
+
         /// <summary>Writes the lengths of a new record (and an unlocked, empty-or-preset value length).</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public static void WriteLengths(byte* record, int keyLength, int valueLength)

@@ -95,6 +95,33 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
         get => IsVariable ? VariableLayout.Size(_start) : FixedSize;
     }
 
+    /// <summary>
+    /// Turns <paramref name="size"/> bytes reserved at the tail, of which no record will be made, into an invalid record
+    /// of that size, so that walks over the page step over them (a record must be well formed from its first word on).
+    /// </summary>
+    public void InitializeUnused(int size)
+    {
+        Debug.Assert(size >= MinSize && (size & 7) == 0, "At least the smallest record, whole words.");
+        if (IsVariable)
+        {
+            VariableLayout.WriteUnusedLengths(_start, size);
+        }
+
+        Header = RecordHeader.Create(LogAddress.Invalid, 1, tombstone: false);
+        Header.SetInvalid();
+    }
+
+    /// <summary>
+    /// Copies everything after the header (key, value and their lengths) from <paramref name="source"/>, a record of
+    /// <paramref name="size"/> bytes that nobody changes any more; the caller writes this record's header.
+    /// </summary>
+    public void CopyBodyFrom(LogRecord<TKey, TValue> source, int size)
+    {
+        Debug.Assert(size >= sizeof(RecordHeader) && size == source.Size, "The whole source record.");
+        Buffer.MemoryCopy(source._start + sizeof(RecordHeader), _start + sizeof(RecordHeader),
+            size - sizeof(RecordHeader), size - sizeof(RecordHeader));
+    }
+
     public ref RecordHeader Header
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -12,7 +12,8 @@ namespace HybridKV.Operations;
 /// that every callback is bound statically. One file per operation; the steps they share (trace back, append a record,
 /// link it) are in <c>StoreEngine.Records.cs</c>.
 /// </summary>
-internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
+internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+    : IDisposable, Compaction.IPageCompactor
     where TKey : unmanaged
     where TValue : unmanaged
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
@@ -36,10 +37,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         _settings = settings;
         _logger = logger;
         _functions = functions;
-        // One row more than sessions: the checkpoint state machine protects itself while it copies frames.
-        Epoch = new LightEpoch(settings.MaxSessions + 1);
+        // Two rows more than sessions: the checkpoint state machine protects itself while it copies frames, and the
+        // memory compactor while it copies records.
+        Epoch = new LightEpoch(settings.MaxSessions + 2);
         Epoch.TryAcquireEntry(out int maintenanceEntry);
         MaintenanceEntry = maintenanceEntry;
+        Epoch.TryAcquireEntry(out int compactionEntry);
+        CompactionEntry = compactionEntry;
         Index = new HashIndex(settings.IndexBuckets);
         Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger,
             RecordFormat<TKey, TValue>.Instance);
@@ -52,6 +56,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>The epoch row of the store's own background work (copying frames into a snapshot).</summary>
     public int MaintenanceEntry { get; }
+
+    /// <summary>The epoch row of the memory compactor (<see cref="Compaction.MemoryCompactor"/>).</summary>
+    public int CompactionEntry { get; }
 
     /// <summary>The global CPR state; only the checkpoint state machine and recovery change it.</summary>
     public SystemState State

@@ -1,0 +1,244 @@
+using System.Runtime.CompilerServices;
+using HybridKV.Checkpoints;
+using HybridKV.Index;
+using HybridKV.Log;
+
+namespace HybridKV.Operations;
+
+/// <summary>
+/// Copying the live records of a read-only page forward to the tail, so that they are still in memory after the page
+/// leaves it (lookup-based compaction, as F2 §4 and FASTER's ConditionalCopyToTail do it): a record is live when the
+/// index still leads to it, and its copy is linked with a CAS on the entry it saw, so a record that an update, upsert
+/// or delete superseded meanwhile is never brought back.
+/// </summary>
+internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+{
+    // A long walk refreshes its epoch this often, so that it never holds back page turns or checkpoint phases.
+    private const int RecordsBetweenRefreshes = 256;
+
+    /// <summary>
+    /// Copies the live records of the in-memory page at <paramref name="pageAddress"/> to the tail when they fill at
+    /// most <paramref name="maxLiveBytes"/>; otherwise copies nothing (the page is mostly live: copying it would only
+    /// move the same data around memory). The page lies below the safe read-only address, so no thread changes its
+    /// records in place.
+    /// </summary>
+    /// <param name="pageAddress">The page, at or above the head address and below the safe read-only address.</param>
+    /// <param name="maxLiveBytes">The most live bytes a page may hold for its records to be copied.</param>
+    /// <param name="epochEntry">The caller's epoch row; not protected on entry.</param>
+    public PageCompaction CompactPage(long pageAddress, long maxLiveBytes, int epochEntry)
+    {
+        Epoch.Protect(epochEntry);
+        try
+        {
+            long live = MeasureLiveBytes(pageAddress, epochEntry);
+            if (live < 0)
+            {
+                return PageCompaction.Evicted;
+            }
+
+            if (live > maxLiveBytes)
+            {
+                return new PageCompaction(live, 0, 0, PageCompactionOutcome.MostlyLive);
+            }
+
+            return CopyLiveRecords(pageAddress, live, epochEntry);
+        }
+        finally
+        {
+            Epoch.Unprotect(epochEntry);
+        }
+    }
+
+    /// <summary>The bytes of the page's live records, or -1 if the page left memory meanwhile.</summary>
+    private unsafe long MeasureLiveBytes(long pageAddress, int epochEntry)
+    {
+        if (HasLeftMemory(pageAddress))
+        {
+            return -1;
+        }
+
+        long live = 0;
+        var walk = new PageRecords<TKey, TValue>(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress,
+            pageAddress + Log.PageSize);
+        int sinceRefresh = 0;
+        while (walk.MoveNext())
+        {
+            if (++sinceRefresh == RecordsBetweenRefreshes)
+            {
+                sinceRefresh = 0;
+                Epoch.Refresh(epochEntry);
+                if (HasLeftMemory(pageAddress))
+                {
+                    return -1;
+                }
+            }
+
+            if (IsLive(walk.Current, walk.Address, out _))
+            {
+                live += walk.Current.Size;
+            }
+        }
+
+        return live;
+    }
+
+    private unsafe PageCompaction CopyLiveRecords(long pageAddress, long live, int epochEntry)
+    {
+        long copiedRecords = 0;
+        long copiedBytes = 0;
+        var walk = new PageRecords<TKey, TValue>(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress,
+            pageAddress + Log.PageSize);
+        int sinceRefresh = 0;
+        while (walk.MoveNext())
+        {
+            if (++sinceRefresh == RecordsBetweenRefreshes)
+            {
+                sinceRefresh = 0;
+                Epoch.Refresh(epochEntry);
+                if (HasLeftMemory(pageAddress))
+                {
+                    return new PageCompaction(live, copiedRecords, copiedBytes, PageCompactionOutcome.Stopped);
+                }
+            }
+
+            CopyForwardOutcome outcome = ConditionalCopyToTail(walk.Current, walk.Address, epochEntry);
+            if (outcome == CopyForwardOutcome.Copied)
+            {
+                copiedRecords++;
+                copiedBytes += walk.Current.Size;
+            }
+            else if (outcome == CopyForwardOutcome.NotNow)
+            {
+                // Evicted meanwhile, no free frame at the tail, or a checkpoint began: the rest of the page goes to
+                // the device with it, which is correct, only slower to read.
+                return new PageCompaction(live, copiedRecords, copiedBytes, PageCompactionOutcome.Stopped);
+            }
+        }
+
+        return new PageCompaction(live, copiedRecords, copiedBytes, PageCompactionOutcome.Copied);
+    }
+
+    /// <summary>Whether the page at <paramref name="pageAddress"/> is below the head (the first page's head is not at
+    /// its start, but the page is in memory all the same).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool HasLeftMemory(long pageAddress) => pageAddress + Log.PageSize <= Log.HeadAddress;
+
+    /// <summary>
+    /// Whether the record at <paramref name="address"/> is its key's newest: the chain from the index meets no newer
+    /// record of the key before it. Needs the address in memory (every newer address then is too).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool IsLive(LogRecord<TKey, TValue> record, long address, out IndexSlot slot)
+    {
+        if (record.Header.Invalid)
+        {
+            slot = default;
+            return false;
+        }
+
+        VarBytes scratch = default;
+        ref TKey key = ref record.KeyRef(ref scratch);
+        return Index.TryFindEntry(HashOf(in key), out slot) && TraceBackForKey(in key, slot.Address, address) == address;
+    }
+
+    /// <summary>
+    /// Appends a copy of the read-only record at <paramref name="address"/> and makes it the head of its chain, if the
+    /// record is still its key's newest when the CAS lands. The caller holds protection on
+    /// <paramref name="epochEntry"/> and has checked that the address was in memory.
+    /// </summary>
+    private CopyForwardOutcome ConditionalCopyToTail(LogRecord<TKey, TValue> source, long address, int epochEntry)
+    {
+        while (true)
+        {
+            if (address < Log.HeadAddress)
+            {
+                return CopyForwardOutcome.NotNow;
+            }
+
+            if (!IsLive(source, address, out IndexSlot slot))
+            {
+                return CopyForwardOutcome.NotLive;
+            }
+
+            // A copy is written as a session in this phase would write it: at rest and in PREPARE as the version every
+            // session runs as; in WAIT-FLUSH as the next version, which recovery of the commit skips (it finds the
+            // original, below the final address, instead). Not in IN-PROGRESS or WAIT-PENDING, where an operation of
+            // the committing version may still complete on the same key (CPR §6.2.3).
+            long stateWord = Volatile.Read(ref _systemState);
+            SystemState state = SystemState.FromWord(stateWord);
+            if (state.Phase is not (CprPhase.Rest or CprPhase.Prepare or CprPhase.WaitFlush))
+            {
+                return CopyForwardOutcome.NotNow;
+            }
+
+            long version = state.SessionVersion & RecordHeader.VersionMask;
+
+            int size = source.Size;
+            if (Log.TryAllocate(size, epochEntry, out long copyAddress) != AllocationResult.Success)
+            {
+                return CopyForwardOutcome.NotNow;
+            }
+
+            LogRecord<TKey, TValue> copy = Log.GetRecord<TKey, TValue>(copyAddress);
+            if (address < Log.HeadAddress)
+            {
+                // The allocation waited for a page turn, refreshing this thread, and the source left memory.
+                copy.InitializeUnused(size);
+                return CopyForwardOutcome.NotNow;
+            }
+
+            copy.CopyBodyFrom(source, size);
+            copy.Header = RecordHeader.Create(slot.Address, version, source.Header.Tombstone);
+            if (Volatile.Read(ref _systemState) != stateWord)
+            {
+                copy.Header.SetInvalid();
+                return CopyForwardOutcome.NotNow;
+            }
+
+            if (HashIndex.TryUpdateEntry(ref slot, copyAddress))
+            {
+                return CopyForwardOutcome.Copied;
+            }
+
+            // Another thread changed the entry: look again whether this record is still the newest.
+            copy.Header.SetInvalid();
+        }
+    }
+}
+
+/// <summary>What offering one record to <c>ConditionalCopyToTail</c> did.</summary>
+internal enum CopyForwardOutcome : byte
+{
+    /// <summary>The record was its key's newest and its copy is now the head of the chain.</summary>
+    Copied,
+
+    /// <summary>A newer record of the key exists (or the record is invalid): nothing to keep.</summary>
+    NotLive,
+
+    /// <summary>Not possible now: the record left memory, the tail has no free frame, or a commit is between its
+    /// IN-PROGRESS and WAIT-FLUSH phases.</summary>
+    NotNow,
+}
+
+/// <summary>What compacting one in-memory page did.</summary>
+internal enum PageCompactionOutcome : byte
+{
+    /// <summary>Every live record was copied forward.</summary>
+    Copied,
+
+    /// <summary>The page's live records fill more than allowed; nothing was copied.</summary>
+    MostlyLive,
+
+    /// <summary>Copying stopped part way (see <see cref="CopyForwardOutcome.NotNow"/>).</summary>
+    Stopped,
+
+    /// <summary>The page left memory before it could be examined.</summary>
+    Evicted,
+}
+
+/// <summary>The result of compacting one in-memory page.</summary>
+internal readonly record struct PageCompaction(
+    long LiveBytes, long CopiedRecords, long CopiedBytes, PageCompactionOutcome Outcome)
+{
+    public static PageCompaction Evicted => new(0, 0, 0, PageCompactionOutcome.Evicted);
+}
