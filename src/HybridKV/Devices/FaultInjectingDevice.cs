@@ -41,6 +41,9 @@ public sealed class FaultInjectingDevice : StorageDevice
     /// <summary>While set, reads wait for this task before they are served (to hold an operation pending).</summary>
     public Task? HoldReads { get; set; }
 
+    /// <summary>While set, flushes (the end of a checkpoint's WAIT-FLUSH phase) wait for this task.</summary>
+    public Task? HoldFlushes { get; set; }
+
     /// <summary>The number of write requests seen.</summary>
     public long WriteCount => Interlocked.Read(ref _writes);
 
@@ -97,8 +100,15 @@ public sealed class FaultInjectingDevice : StorageDevice
         _inner.TruncateUntilAsync((segment + 1) << SegmentSizeBits, cancellationToken);
 
     /// <inheritdoc/>
-    protected override ValueTask FlushCoreAsync(CancellationToken cancellationToken) =>
-        _inner.FlushAsync(cancellationToken);
+    protected override async ValueTask FlushCoreAsync(CancellationToken cancellationToken)
+    {
+        if (HoldFlushes is { } hold)
+        {
+            await hold.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        await _inner.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
 
     /// <inheritdoc/>
     protected override ValueTask<byte[]?> ReadLabelCoreAsync(CancellationToken cancellationToken) =>
