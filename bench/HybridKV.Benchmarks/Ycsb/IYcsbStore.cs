@@ -41,4 +41,4 @@ public sealed record YcsbStoreOptions(
     long? MemoryMb,
     string Directory,
     TimeSpan? CheckpointEvery,
-    HybridKV.Checkpoints.CheckpointMode CheckpointMode);
+    HybridKV.Checkpoints.CheckpointMode? CheckpointMode);

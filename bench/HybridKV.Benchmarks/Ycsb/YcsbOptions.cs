@@ -15,11 +15,12 @@ public sealed record YcsbOptions(
     int Seconds,
     long? MemoryMb,
     int? CheckpointEverySeconds,
-    CheckpointMode CheckpointMode,
+    CheckpointMode? CheckpointMode,
     int Iterations,
     long? IndexBuckets,
     string Directory,
-    string OutputDirectory)
+    string OutputDirectory,
+    string? Scenario = null)
 {
     public const long SmallKeys = 2_500_000;
     public const long MediumKeys = 32_000_000;
@@ -40,7 +41,11 @@ public sealed record YcsbOptions(
           --iterations K          iterations per store and workload; the median is reported (default 3)
           --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory)
           --checkpoint-every S    a periodic CPR checkpoint every S seconds (HybridKV)
-          --checkpoint-mode M     foldover|snapshot (default foldover)
+          --checkpoint-mode M     foldover|snapshot (default: the library's, StoreSettings.PeriodicCheckpointMode)
+          --scenario NAME         checkpoint-soak: each workload on hybridkv without and then with periodic
+                                  checkpoints (--checkpoint-every, default 2), all else at the library's defaults;
+                                  ends with RESULT scenario=checkpoint-soak ratio=R checkpoints=N
+                                  slowest_second_ops_per_sec=S (R = with / without, S = the worst second with)
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
           --out DIR               CSV and JSON results (default BenchmarkDotNet.Artifacts/ycsb)
@@ -66,6 +71,7 @@ public sealed record YcsbOptions(
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--dir", "--out",
+            "--scenario",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -105,13 +111,18 @@ public sealed record YcsbOptions(
         }
 
         int[] threads = [.. List("--threads", "1,2").Select(t => (int)Number("--threads", t, 1, 1, 64))];
-        string mode = Text("--checkpoint-mode") ?? "foldover";
-        CheckpointMode checkpointMode = mode switch
+        CheckpointMode? checkpointMode = Text("--checkpoint-mode") switch
         {
-            "foldover" => CheckpointMode.FoldOver,
-            "snapshot" => CheckpointMode.Snapshot,
-            _ => throw new ArgumentException($"--checkpoint-mode '{mode}' must be foldover or snapshot.", nameof(args)),
+            null => null,
+            "foldover" => HybridKV.Checkpoints.CheckpointMode.FoldOver,
+            "snapshot" => HybridKV.Checkpoints.CheckpointMode.Snapshot,
+            string mode => throw new ArgumentException($"--checkpoint-mode '{mode}' must be foldover or snapshot.", nameof(args)),
         };
+        string? scenario = Text("--scenario");
+        if (scenario is not (null or "checkpoint-soak"))
+        {
+            throw new ArgumentException($"--scenario '{scenario}' must be checkpoint-soak.", nameof(args));
+        }
         long? indexBuckets = Text("--index-buckets") is { } bucketText
             ? Number("--index-buckets", bucketText, 0, StoreSettings.MinIndexBuckets, StoreSettings.MaxIndexBuckets)
             : null;
@@ -130,12 +141,14 @@ public sealed record YcsbOptions(
             threads,
             (int)Number("--seconds", Text("--seconds"), 10, 1, 3600),
             Text("--memory-mb") is { } memory ? Number("--memory-mb", memory, 0, 1, 1 << 20) : null,
-            Text("--checkpoint-every") is { } every ? (int)Number("--checkpoint-every", every, 0, 1, 3600) : null,
+            Text("--checkpoint-every") is { } every ? (int)Number("--checkpoint-every", every, 0, 1, 3600)
+                : scenario is null ? null : 2,
             checkpointMode,
             (int)Number("--iterations", Text("--iterations"), 3, 1, 100),
             indexBuckets,
             Path.GetFullPath(Text("--dir") ?? Path.Combine(artifacts, "data")),
-            Path.GetFullPath(Text("--out") ?? artifacts));
+            Path.GetFullPath(Text("--out") ?? artifacts),
+            scenario);
     }
 
     private static long Number(string name, string? text, long fallback, long min, long max)

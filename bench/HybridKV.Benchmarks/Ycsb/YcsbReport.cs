@@ -36,10 +36,30 @@ public static class YcsbReport
         File.WriteAllText(stem + ".json", JsonSerializer.Serialize(new { options, results, probes }, Json));
         Console.WriteLine();
         Console.WriteLine($"results: {stem}.csv, {stem}.json");
+        if (options.Scenario == "checkpoint-soak")
+        {
+            WriteCheckpointSoak(results);
+            return;
+        }
+
         foreach (YcsbResult result in results)
         {
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"RESULT store={result.Store} workload={result.Workload} threads={result.Threads} ops_per_sec={result.Median:F0}"));
+        }
+    }
+
+    /// <summary>One RESULT line per workload: throughput with checkpoints over throughput without, over the whole run.</summary>
+    private static void WriteCheckpointSoak(IReadOnlyList<YcsbResult> results)
+    {
+        foreach (YcsbResult with in results.Where(r => r.Checkpointed))
+        {
+            YcsbResult without = results.First(r => !r.Checkpointed && Same(r, with));
+            double ratio = with.OpsPerSecond.Average() / without.OpsPerSecond.Average();
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"RESULT scenario=checkpoint-soak ratio={ratio:F2} checkpoints={with.CheckpointsCommitted} " +
+                $"slowest_second_ops_per_sec={with.SlowestSecond:F0} workload={with.Workload} threads={with.Threads} " +
+                $"ops_per_sec_with={with.OpsPerSecond.Average():F0} ops_per_sec_without={without.OpsPerSecond.Average():F0}"));
         }
     }
 

@@ -16,6 +16,15 @@ public sealed record YcsbResult(
     double LoadSeconds,
     double AllocatedBytesPerOperation)
 {
+    /// <summary>Checkpoints committed during the measured iterations (not the warm-up).</summary>
+    public long CheckpointsCommitted { get; init; }
+
+    /// <summary>Whether the store took periodic checkpoints.</summary>
+    public bool Checkpointed { get; init; }
+
+    /// <summary>The slowest one-second interval of any measured iteration.</summary>
+    public double SlowestSecond => IntervalOpsPerSecond.SelectMany(series => series).DefaultIfEmpty(0).Min();
+
     /// <summary>The workload as RESULT lines name it: mix/distribution/value bytes.</summary>
     public string Workload => $"{Mix}/{Distribution}/{ValueBytes}";
 

@@ -52,7 +52,8 @@ public static class YcsbRunner
         Console.WriteLine($"YCSB: keys={options.Keys:N0} index-buckets={options.EffectiveIndexBuckets:N0} " +
             $"seconds={options.Seconds} iterations={options.Iterations} memory-mb={options.MemoryMb?.ToString(CultureInfo.InvariantCulture) ?? "all"} " +
             $"checkpoint-every={options.CheckpointEverySeconds?.ToString(CultureInfo.InvariantCulture) ?? "none"} " +
-            $"({options.CheckpointMode}) cores={Environment.ProcessorCount}");
+            $"({options.CheckpointMode?.ToString() ?? "default mode"}) cores={Environment.ProcessorCount}" +
+            (options.Scenario is { } scenario ? $" scenario={scenario}" : ""));
         foreach (string store in options.Stores.Where(Unavailable.ContainsKey))
         {
             Console.WriteLine($"SKIP store={store}: {Unavailable[store]}");
@@ -74,6 +75,15 @@ public static class YcsbRunner
                         if (!probes.Any(p => p.Distribution == distribution && p.ValueBytes == valueBytes && p.Threads == threads))
                         {
                             probes.Add(Probe(options, distribution, valueBytes, threads, streams));
+                        }
+
+                        if (options.Scenario == "checkpoint-soak")
+                        {
+                            // The same store without and then with periodic checkpoints (issue 26).
+                            results.Add(RunStore(options with { CheckpointEverySeconds = null }, "hybridkv", mix,
+                                distribution, valueBytes, threads, streams));
+                            results.Add(RunStore(options, "hybridkv", mix, distribution, valueBytes, threads, streams));
+                            continue;
                         }
 
                         foreach (string store in options.Stores.Where(s => !Unavailable.ContainsKey(s)))
@@ -106,7 +116,8 @@ public static class YcsbRunner
         var storeOptions = new YcsbStoreOptions(options.Keys, valueBytes, options.EffectiveIndexBuckets,
             options.MemoryMb, Path.Combine(options.Directory, storeName),
             options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode);
-        string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}";
+        string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}" +
+            (options.Scenario is null ? "" : options.CheckpointEverySeconds is { } seconds ? $" checkpoints every {seconds} s" : " no checkpoints");
         Console.WriteLine($"{label}: loading {options.Keys:N0} keys");
         using IYcsbStore store = storeName switch
         {
@@ -132,10 +143,12 @@ public static class YcsbRunner
         var intervals = new List<IReadOnlyList<double>>();
         long totalOperations = 0;
         long totalAllocated = 0;
+        long checkpointsBefore = 0;
         try
         {
             // Not recorded: lets the JIT reach its optimised code and the caches fill before the first iteration.
             Measure(store, workers, streams, WarmupSeconds, $"  {label} warm-up");
+            checkpointsBefore = store.CheckpointsCommitted;
             for (int iteration = 1; iteration <= options.Iterations; iteration++)
             {
                 (double opsPerSecond, IReadOnlyList<double> series, long operations, long allocated) = Measure(
@@ -156,7 +169,11 @@ public static class YcsbRunner
         }
 
         return new YcsbResult(storeName, mix.ToString(), distribution, valueBytes, threads, options.Keys, throughput,
-            intervals, loadSeconds, totalOperations == 0 ? 0 : (double)totalAllocated / totalOperations);
+            intervals, loadSeconds, totalOperations == 0 ? 0 : (double)totalAllocated / totalOperations)
+        {
+            CheckpointsCommitted = store.CheckpointsCommitted - checkpointsBefore,
+            Checkpointed = options.CheckpointEverySeconds is not null,
+        };
     }
 
     /// <summary>

@@ -11,8 +11,9 @@ namespace HybridKV.Compaction;
 /// copies records that later updates cannot change in place (CPR §6.2.4), so a store whose data fits in memory would
 /// otherwise push the only current copy of its untouched keys to the device, page after page, and read it back from
 /// there at device speed. Before each page reaches the head, this copies its live records to the tail, if they fill at
-/// most <see cref="StoreSettings.MemoryCompactionMaxLiveFraction"/> of it: a mostly live page is the store being larger
-/// than memory, where the page leaves memory as usual.
+/// most <see cref="StoreSettings.MemoryCompactionMaxLiveFraction"/> of the page or, with the live data of the last trip
+/// through memory (<see cref="LiveBytesWindow"/>), of memory. Otherwise the store is larger than memory and the page
+/// leaves memory as usual: copying it would only rotate data that does not fit.
 /// </summary>
 /// <remarks>
 /// Runs in the background at page turns, on the pages nearest the head, so it never delays an operation; when it falls
@@ -25,6 +26,8 @@ internal sealed class MemoryCompactor : IDisposable
     private readonly ILogger _logger;
     private readonly int _epochEntry;
     private readonly long _maxLiveBytes;
+    private readonly long _maxLiveBytesInMemory;
+    private readonly LiveBytesWindow _recentLive;
     private readonly int _lookaheadPages;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _loop;
@@ -44,6 +47,8 @@ internal sealed class MemoryCompactor : IDisposable
         _pages = pages;
         _logger = logger;
         _maxLiveBytes = (long)(maxLiveFraction * log.PageSize);
+        _maxLiveBytesInMemory = (long)(maxLiveFraction * log.PageSize * log.BufferPages);
+        _recentLive = new LiveBytesWindow(log.BufferPages);
         // The pages nearest eviction: early enough to finish before the head passes them, late enough that updates
         // have already moved most of what they were going to move.
         _lookaheadPages = Math.Max(1, log.BufferPages / 4);
@@ -107,18 +112,22 @@ internal sealed class MemoryCompactor : IDisposable
         long tailPage = _log.TailAddress >> BitOperations.Log2((uint)_log.PageSize);
         long evictedSoon = (tailPage + _lookaheadPages - _log.BufferPages + 1) * _log.PageSize;
         long limit = Math.Min(evictedSoon, _log.SafeReadOnlyAddress & ~pageMask);
-        if (_nextPage < head)
+        for (; _nextPage < head; _nextPage += _log.PageSize)
         {
-            Interlocked.Add(ref _pagesMissed, (head - _nextPage) / _log.PageSize);
-            _nextPage = head;
+            // Not measured: counted as all live, so that a compactor that falls behind does not take the store for one
+            // that fits in memory.
+            Interlocked.Increment(ref _pagesMissed);
+            _recentLive.Add(_log.PageSize);
         }
 
         for (long page = _nextPage; page < limit && !_stopping.IsCancellationRequested; page += _log.PageSize)
         {
             long started = System.Diagnostics.Stopwatch.GetTimestamp();
-            PageCompaction result = _pages.CompactPage(page, _maxLiveBytes, _epochEntry);
+            // A mostly live page is copied too while the live data of the last trip through memory, with it, fits.
+            long maxLiveBytes = Math.Max(_maxLiveBytes, _maxLiveBytesInMemory - _recentLive.SumBeforeNext);
+            PageCompaction result = _pages.CompactPage(page, maxLiveBytes, _epochEntry);
             Interlocked.Add(ref _busyTicks, System.Diagnostics.Stopwatch.GetTimestamp() - started);
-            if (result.Outcome == PageCompactionOutcome.Stopped && page >= _log.HeadAddress)
+            if (result.Outcome == PageCompactionOutcome.Stopped && page + _log.PageSize > _log.HeadAddress)
             {
                 // A commit phase or a full tail stopped it: what is left of the page is tried again at the next turn.
                 return;
@@ -128,9 +137,11 @@ internal sealed class MemoryCompactor : IDisposable
             if (result.Outcome == PageCompactionOutcome.Evicted)
             {
                 Interlocked.Increment(ref _pagesMissed);
+                _recentLive.Add(_log.PageSize);
             }
             else
             {
+                _recentLive.Add(result.LiveBytes);
                 Interlocked.Increment(ref _pagesExamined);
                 if (result.Outcome == PageCompactionOutcome.MostlyLive)
                 {

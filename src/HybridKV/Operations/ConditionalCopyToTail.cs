@@ -118,6 +118,23 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return new PageCompaction(live, copiedRecords, copiedBytes, PageCompactionOutcome.Copied);
     }
 
+    /// <summary>
+    /// Reserves room for a copy, never waiting: false when the tail has no free frame now, or when writing the log to
+    /// its device failed (the store reports that to every operation that needs room; copying simply stops).
+    /// </summary>
+    private bool TryAllocateCopy(int size, int epochEntry, out long address)
+    {
+        try
+        {
+            return Log.TryAllocate(size, epochEntry, out address) == AllocationResult.Success;
+        }
+        catch (Devices.StorageDeviceException)
+        {
+            address = LogAddress.Invalid;
+            return false;
+        }
+    }
+
     /// <summary>Whether the page at <paramref name="pageAddress"/> is below the head (the first page's head is not at
     /// its start, but the page is in memory all the same).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -174,7 +191,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             long version = state.SessionVersion & RecordHeader.VersionMask;
 
             int size = source.Size;
-            if (Log.TryAllocate(size, epochEntry, out long copyAddress) != AllocationResult.Success)
+            if (!TryAllocateCopy(size, epochEntry, out long copyAddress))
             {
                 return CopyForwardOutcome.NotNow;
             }
