@@ -133,7 +133,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             throw;
         }
 
-        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount);
+        _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount, () => _memoryCompactor);
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }

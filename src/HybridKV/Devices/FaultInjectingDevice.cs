@@ -41,6 +41,9 @@ public sealed class FaultInjectingDevice : StorageDevice
     /// <summary>While set, reads wait for this task before they are served (to hold an operation pending).</summary>
     public Task? HoldReads { get; set; }
 
+    /// <summary>While set, writes wait for this task before they are made (to keep the log's memory full).</summary>
+    public Task? HoldWrites { get; set; }
+
     /// <summary>While set, flushes (the end of a checkpoint's WAIT-FLUSH phase) wait for this task.</summary>
     public Task? HoldFlushes { get; set; }
 
@@ -58,6 +61,11 @@ public sealed class FaultInjectingDevice : StorageDevice
         long segment, long offset, ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
     {
         DeviceRequest request = NextRequest(segment, offset, source.Length, ref _writes);
+        if (HoldWrites is { } hold)
+        {
+            await hold.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+
         await DelayAsync(cancellationToken).ConfigureAwait(false);
         if (FailWrite?.Invoke(request) == true)
         {

@@ -15,7 +15,7 @@ internal sealed class StoreMetrics : IDisposable
 
     private readonly Meter _meter;
 
-    public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions)
+    public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions, Func<Compaction.MemoryCompactor?> compactor)
     {
         _meter = new Meter(MeterName);
         _meter.CreateObservableGauge("hybridkv.log.tail_address", () => log.TailAddress, "By",
@@ -37,6 +37,12 @@ internal sealed class StoreMetrics : IDisposable
                 "Bytes the log device has written.");
             _meter.CreateObservableCounter("hybridkv.device.bytes_read", () => device.BytesRead, "By",
                 "Bytes the log device has read.");
+            _meter.CreateObservableCounter("hybridkv.compaction.memory.bytes_copied",
+                () => compactor()?.BytesCopied ?? 0, "By",
+                "Bytes of live records copied to the tail to keep them in memory.");
+            _meter.CreateObservableCounter("hybridkv.compaction.memory.pages_left_live",
+                () => (compactor()?.PagesMostlyLive ?? 0) + (compactor()?.PagesMissed ?? 0), "{page}",
+                "Pages that left memory with live records (mostly live, or not examined in time).");
         }
     }
 

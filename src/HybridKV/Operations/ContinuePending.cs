@@ -211,10 +211,26 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return Index.TryFindEntry(HashOf(in operation.Key), out slot) && slot.Address == operation.Storage.EntryAddress;
     }
 
-    /// <summary>A lost CAS (or no log space) after the read: start the operation over.</summary>
+    /// <summary>
+    /// A lost CAS after the read: start the operation over. No log space yet (or a new CPR phase): keep the record
+    /// read, which the next attempt trusts only if the index entry is still unchanged; reading it again on every retry
+    /// would starve the very flushes that make room (both go through the device).
+    /// </summary>
     private OperationStatus Finish(
-        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, in SessionView session) =>
-        status == OperationStatus.RetryNow ? Restart(operation, in session) : status;
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, in SessionView session)
+    {
+        if (status == OperationStatus.RetryNow)
+        {
+            return Restart(operation, in session);
+        }
+
+        if (status is OperationStatus.RetryLater or OperationStatus.CrossVersion)
+        {
+            operation.HasRecord = true;
+        }
+
+        return status;
+    }
 
     private OperationStatus Restart(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, in SessionView session)
     {

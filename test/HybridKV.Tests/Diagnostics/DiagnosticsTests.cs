@@ -69,6 +69,8 @@ public sealed class MetricsTests
         Assert.Equal(1, values["hybridkv.sessions.open"]);
         Assert.Equal(device.BytesWritten, values["hybridkv.device.bytes_written"]);
         Assert.True(values["hybridkv.device.bytes_read"] > 0);
+        Assert.True(values["hybridkv.compaction.memory.bytes_copied"] >= 0);
+        Assert.True(values["hybridkv.compaction.memory.pages_left_live"] >= 0);
         Assert.True(values["hybridkv.log.memory_used"] <= store.Settings.MemorySizeBytes);
     }
 }
