@@ -7,10 +7,20 @@ namespace HybridKV.Devices;
 /// threads would occupy the very workers that sessions run on; dedicated threads keep the two apart, and completions
 /// continue on the thread pool.
 /// </summary>
+/// <remarks>
+/// Writes go first. They are the log's flushes and a checkpoint's fsync: until a flush completes, the head cannot move
+/// and no operation that needs a new record can go on. Behind a queue of thousands of reads (a larger-than-memory
+/// store issues one per missed key, faster than two threads serve them), a flush waited seconds, and the store stopped
+/// for seconds at a time while its reads drained.
+/// </remarks>
 internal sealed class IoThreadPool : IDisposable
 {
-    private readonly BlockingCollection<WorkItem> _queue = new(new ConcurrentQueue<WorkItem>());
+    private readonly ConcurrentQueue<WorkItem> _first = new();
+    private readonly ConcurrentQueue<WorkItem> _rest = new();
+    private readonly SemaphoreSlim _queued = new(0);
+    private readonly object _gate = new();
     private readonly Thread[] _threads;
+    private bool _stopping;
 
     public IoThreadPool(int threads, string name)
     {
@@ -23,7 +33,10 @@ internal sealed class IoThreadPool : IDisposable
     }
 
     /// <summary>Queues blocking work; the task completes (on the thread pool) when it has run.</summary>
-    public ValueTask Run(Action work, CancellationToken cancellationToken)
+    /// <param name="work">The blocking work.</param>
+    /// <param name="cancellationToken">Cancels the work if it has not started.</param>
+    /// <param name="first">Runs before every queued request that is not (a write: see the remarks).</param>
+    public ValueTask Run(Action work, CancellationToken cancellationToken, bool first = false)
     {
         if (cancellationToken.IsCancellationRequested)
         {
@@ -31,13 +44,15 @@ internal sealed class IoThreadPool : IDisposable
         }
 
         var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        try
+        lock (_gate)
         {
-            _queue.Add(new WorkItem(work, completion, cancellationToken), CancellationToken.None);
-        }
-        catch (InvalidOperationException)
-        {
-            throw new ObjectDisposedException(nameof(IoThreadPool), "The device's I/O threads have stopped.");
+            if (_stopping)
+            {
+                throw new ObjectDisposedException(nameof(IoThreadPool), "The device's I/O threads have stopped.");
+            }
+
+            (first ? _first : _rest).Enqueue(new WorkItem(work, completion, cancellationToken));
+            _queued.Release();
         }
 
         return new ValueTask(completion.Task);
@@ -45,8 +60,15 @@ internal sealed class IoThreadPool : IDisposable
 
     private void Loop()
     {
-        foreach (WorkItem item in _queue.GetConsumingEnumerable())
+        while (true)
         {
+            _queued.Wait();
+            if (!_first.TryDequeue(out WorkItem item) && !_rest.TryDequeue(out item))
+            {
+                // One of the releases Dispose adds once nothing more can be queued: everything queued has run.
+                return;
+            }
+
             if (item.CancellationToken.IsCancellationRequested)
             {
                 item.Completion.TrySetCanceled(item.CancellationToken);
@@ -70,13 +92,23 @@ internal sealed class IoThreadPool : IDisposable
     /// <summary>Runs what is queued, then stops the threads.</summary>
     public void Dispose()
     {
-        _queue.CompleteAdding();
+        lock (_gate)
+        {
+            if (_stopping)
+            {
+                return;
+            }
+
+            _stopping = true;
+        }
+
+        _queued.Release(_threads.Length);
         foreach (Thread thread in _threads)
         {
             thread.Join();
         }
 
-        _queue.Dispose();
+        _queued.Dispose();
     }
 
     private readonly record struct WorkItem(Action Work, TaskCompletionSource Completion, CancellationToken CancellationToken);

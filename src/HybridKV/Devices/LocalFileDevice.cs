@@ -76,7 +76,7 @@ public sealed class LocalFileDevice : StorageDevice
             }
 
             _unflushed.TryAdd(segment, 0);
-        }, cancellationToken);
+        }, cancellationToken, first: true);
     }
 
     /// <inheritdoc/>
@@ -147,7 +147,7 @@ public sealed class LocalFileDevice : StorageDevice
                     }
                 }
             }
-        }, cancellationToken);
+        }, cancellationToken, first: true);
     }
 
     /// <summary>Names the device by its directory, for messages.</summary>
