@@ -133,7 +133,8 @@ public static class HybridKvYcsbStore
             (_store.MemoryCompactor is { } compactor
                 ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
-            (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB, written {_device.BytesWritten >> 20} MiB");
+            (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB, written {_device.BytesWritten >> 20} MiB") +
+            $", process {Environment.WorkingSet >> 20} MiB";
 
         /// <summary>A pinned buffer of the value size, where a thread builds byte-sequence values it upserts.</summary>
         private byte[] NewScratch() => GC.AllocateArray<byte>(Math.Max(_valueBytes, 8), pinned: true);
@@ -183,7 +184,11 @@ public static class HybridKvYcsbStore
                 return checksum;
             }
 
-            public void Complete(bool wait) => session.CompletePending(wait);
+            // Reads queue far faster than a device serves them: past this many in flight, the worker waits for them, as
+            // a service bounds its outstanding requests (otherwise their buffers grow until the process runs out of memory).
+            private const int MaxPending = 4096;
+
+            public void Complete(bool wait) => session.CompletePending(wait || session.PendingCount > MaxPending);
 
             public void Dispose() => session.Dispose();
         }

@@ -13,7 +13,6 @@ namespace HybridKV.Operations;
 /// </summary>
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
-    // A long walk refreshes its epoch this often, so that it never holds back page turns or checkpoint phases.
     private const int RecordsBetweenRefreshes = 256;
 
     /// <summary>
@@ -50,7 +49,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     /// <summary>The bytes of the page's live records, or -1 if the page left memory meanwhile.</summary>
-    private unsafe long MeasureLiveBytes(long pageAddress, int epochEntry)
+    private long MeasureLiveBytes(long pageAddress, int epochEntry)
     {
         if (HasLeftMemory(pageAddress))
         {
@@ -58,19 +57,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         long live = 0;
-        var walk = new PageRecords<TKey, TValue>(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress,
-            pageAddress + Log.PageSize);
+        PageRecords<TKey, TValue> walk = WalkPage(pageAddress);
         int sinceRefresh = 0;
         while (walk.MoveNext())
         {
-            if (++sinceRefresh == RecordsBetweenRefreshes)
+            if (!StillInMemoryAfterRefresh(pageAddress, ref sinceRefresh, epochEntry))
             {
-                sinceRefresh = 0;
-                Epoch.Refresh(epochEntry);
-                if (HasLeftMemory(pageAddress))
-                {
-                    return -1;
-                }
+                return -1;
             }
 
             if (IsLive(walk.Current, walk.Address, out _))
@@ -82,23 +75,17 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return live;
     }
 
-    private unsafe PageCompaction CopyLiveRecords(long pageAddress, long live, int epochEntry)
+    private PageCompaction CopyLiveRecords(long pageAddress, long live, int epochEntry)
     {
         long copiedRecords = 0;
         long copiedBytes = 0;
-        var walk = new PageRecords<TKey, TValue>(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress,
-            pageAddress + Log.PageSize);
+        PageRecords<TKey, TValue> walk = WalkPage(pageAddress);
         int sinceRefresh = 0;
         while (walk.MoveNext())
         {
-            if (++sinceRefresh == RecordsBetweenRefreshes)
+            if (!StillInMemoryAfterRefresh(pageAddress, ref sinceRefresh, epochEntry))
             {
-                sinceRefresh = 0;
-                Epoch.Refresh(epochEntry);
-                if (HasLeftMemory(pageAddress))
-                {
-                    return new PageCompaction(live, copiedRecords, copiedBytes, PageCompactionOutcome.Stopped);
-                }
+                return new PageCompaction(live, copiedRecords, copiedBytes, PageCompactionOutcome.Stopped);
             }
 
             CopyForwardOutcome outcome = ConditionalCopyToTail(walk.Current, walk.Address, epochEntry);
@@ -133,6 +120,26 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             address = LogAddress.Invalid;
             return false;
         }
+    }
+
+    private unsafe PageRecords<TKey, TValue> WalkPage(long pageAddress) =>
+        new(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress, pageAddress + Log.PageSize);
+
+    /// <summary>
+    /// Refreshes the epoch every <see cref="RecordsBetweenRefreshes"/> records of a walk, so that it never holds back
+    /// page turns or checkpoint phases; false once the page has left memory (its frame may then be reused).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool StillInMemoryAfterRefresh(long pageAddress, ref int sinceRefresh, int epochEntry)
+    {
+        if (++sinceRefresh < RecordsBetweenRefreshes)
+        {
+            return true;
+        }
+
+        sinceRefresh = 0;
+        Epoch.Refresh(epochEntry);
+        return !HasLeftMemory(pageAddress);
     }
 
     /// <summary>Whether the page at <paramref name="pageAddress"/> is below the head (the first page's head is not at
