@@ -156,7 +156,8 @@ public sealed class LogChecksumTests : IDisposable
     private async Task<string> WriteStoreAsync()
     {
         string directory = _directory.NewSubdirectory();
-        using var store = TestStores.Create(StoreOnDevice.Settings(directory));
+        // Nothing copied forward in the background: the tests damage the segment file where the preload left the keys.
+        using var store = TestStores.Create(StoreOnDevice.Settings(directory) with { MemoryCompactionMaxLiveFraction = 0 });
         using (var session = store.NewSession())
         {
             session.Preload(Keys, Factor);
