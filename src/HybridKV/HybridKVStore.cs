@@ -51,6 +51,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private Task _periodicCheckpoints = Task.CompletedTask;
     private int _periodicStarted;
     private volatile Compaction.MemoryCompactor? _memoryCompactor;
+    private readonly object _backgroundGate = new();
     private int _recovered;
     private int _disposed;
 
@@ -195,10 +196,10 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <summary>The number of sessions currently open.</summary>
     public int OpenSessionCount => _sessions.OpenCount;
 
-    /// <summary>Whether periodic checkpoints have started (tests).</summary>
     /// <summary>The background copying of live records near the head, once started (for tests).</summary>
     internal Compaction.MemoryCompactor? MemoryCompactor => _memoryCompactor;
 
+    /// <summary>Whether periodic checkpoints have started (tests).</summary>
     internal bool PeriodicCheckpointsStarted => Volatile.Read(ref _periodicStarted) != 0;
 
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
@@ -422,15 +423,14 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         _checkpoints ?? throw new InvalidOperationException($"This store takes no checkpoints: it needs a {CheckpointRequirement}");
 
     /// <summary>
-    /// Starts background work once the store is in use: keeping live records in memory (recovery rebuilds the log
-    /// under it before), and periodic checkpoints (a session opened, or recovery done): a checkpoint of the
-    /// empty store taken before <see cref="RecoverAsync"/> would become the newest one and hide the real state.
+    /// Starts background work once the store is in use (a session opened, or recovery done): keeping live records in
+    /// memory, which must not copy records while recovery rebuilds the log, and periodic checkpoints.
     /// </summary>
     private void StartBackgroundWork()
     {
         if (Settings.MemoryCompactionMaxLiveFraction > 0 && _engine.Log.HasDevice && _memoryCompactor is null)
         {
-            lock (_engine)
+            lock (_backgroundGate)
             {
                 _memoryCompactor ??= new Compaction.MemoryCompactor(_engine.Log, _engine.CompactionEntry,
                     _engine, Settings.MemoryCompactionMaxLiveFraction, _logger);
@@ -440,6 +440,10 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         StartPeriodicCheckpoints();
     }
 
+    /// <summary>
+    /// Starts periodic checkpoints: only once the store is in use, because a checkpoint of the empty store taken before
+    /// <see cref="RecoverAsync"/> would become the newest one and hide the real state.
+    /// </summary>
     private void StartPeriodicCheckpoints()
     {
         if (Settings.CheckpointInterval is { } interval && _checkpoints is not null &&

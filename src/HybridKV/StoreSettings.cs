@@ -60,8 +60,9 @@ public sealed record StoreSettings
     /// <summary>
     /// Keeps data that fits in memory there while checkpoints and updates copy records to the tail: before a page
     /// leaves memory, its live records (those the index still leads to) are copied to the tail if they fill at most
-    /// this fraction of it; a page more live than that leaves memory with its records, as in a store larger than
-    /// memory. From 0 (off: pages always leave with their records) to <see cref="MaxMemoryCompactionMaxLiveFraction"/>.
+    /// this fraction of it, or if the live records of the last memory's worth of pages, with them, fill at most this
+    /// fraction of memory; otherwise the store is larger than memory and the page leaves with its records. From 0
+    /// (off: pages always leave with their records) to <see cref="MaxMemoryCompactionMaxLiveFraction"/>.
     /// Default 0.8. Works in the background on the pages nearest the head; needs a log device.
     /// </summary>
     public double MemoryCompactionMaxLiveFraction { get; init; } = 0.8;

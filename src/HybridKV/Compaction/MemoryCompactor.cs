@@ -114,10 +114,7 @@ internal sealed class MemoryCompactor : IDisposable
         long limit = Math.Min(evictedSoon, _log.SafeReadOnlyAddress & ~pageMask);
         for (; _nextPage < head; _nextPage += _log.PageSize)
         {
-            // Not measured: counted as all live, so that a compactor that falls behind does not take the store for one
-            // that fits in memory.
-            Interlocked.Increment(ref _pagesMissed);
-            _recentLive.Add(_log.PageSize);
+            RecordMissed();
         }
 
         for (long page = _nextPage; page < limit && !_stopping.IsCancellationRequested; page += _log.PageSize)
@@ -136,8 +133,7 @@ internal sealed class MemoryCompactor : IDisposable
             _nextPage = page + _log.PageSize;
             if (result.Outcome == PageCompactionOutcome.Evicted)
             {
-                Interlocked.Increment(ref _pagesMissed);
-                _recentLive.Add(_log.PageSize);
+                RecordMissed();
             }
             else
             {
@@ -152,6 +148,16 @@ internal sealed class MemoryCompactor : IDisposable
                 Interlocked.Add(ref _bytesCopied, result.CopiedBytes);
             }
         }
+    }
+
+    /// <summary>
+    /// A page left memory before it was measured: counted as all live, so that a compactor that falls behind does not
+    /// take the store for one that fits in memory.
+    /// </summary>
+    private void RecordMissed()
+    {
+        Interlocked.Increment(ref _pagesMissed);
+        _recentLive.Add(_log.PageSize);
     }
 
     /// <summary>Stops the background work and waits for it.</summary>
