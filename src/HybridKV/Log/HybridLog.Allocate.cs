@@ -133,7 +133,7 @@ internal sealed partial class HybridLog
                 return AllocationResult.Full;
             }
 
-            ThrowIfFlushFailed();
+            ThrowIfFlushFailed((previousPage + 1) << _pageSizeBits);
             ShiftHeadAddress(DesiredHeadAddress(page), callerEntry);
             Interlocked.Increment(ref _pageTurnsRefused);
             return AllocationResult.RetryLater;

@@ -21,6 +21,10 @@ internal sealed partial class HybridLog
     private Task _lastFlushWrite = Task.CompletedTask;
     private readonly AsyncSignal _spaceSignal = new();
     private ExceptionDispatchInfo? _flushError;
+
+    // The lowest address a failed flush should have written: the flushed prefix, and so the head, never pass it. Below
+    // it, flushes still in flight (or an eviction whose epoch trigger has not run yet) free their frames as usual.
+    private long _flushFailedFrom = long.MaxValue;
     private int _outstandingFlushes;
 
     /// <summary>Everything below this address is durable on the device.</summary>
@@ -95,6 +99,7 @@ internal sealed partial class HybridLog
         catch (Exception error)
 #pragma warning restore CA1031
         {
+            InterlockedMin(ref _flushFailedFrom, from);
             if (Interlocked.CompareExchange(ref _flushError, ExceptionDispatchInfo.Capture(error), null) is null)
             {
                 StoreLog.FlushFailed(_logger, from, to, error);
@@ -119,9 +124,31 @@ internal sealed partial class HybridLog
     private long DesiredHeadAddress(long tailPage) =>
         Math.Max(BeginAddress, (tailPage + 2 - _frames.Length) << _pageSizeBits);
 
-    private void ThrowIfFlushFailed()
+    private static void InterlockedMin(ref long target, long value)
     {
-        if (_flushError is { } error)
+        long current = Volatile.Read(ref target);
+        while (value < current)
+        {
+            long seen = Interlocked.CompareExchange(ref target, value, current);
+            if (seen == current)
+            {
+                return;
+            }
+
+            current = seen;
+        }
+    }
+
+    /// <summary>The failed flush, if one failed below <paramref name="address"/>: the log can never be durable, nor
+    /// evicted, up to that address.</summary>
+    private ExceptionDispatchInfo? FlushErrorBelow(long address) =>
+        Volatile.Read(ref _flushFailedFrom) < address ? Volatile.Read(ref _flushError) : null;
+
+    /// <summary>Throws if a page ending at <paramref name="evictedUntil"/> can never leave memory because a flush
+    /// below that address failed. A failure above it does not: the page's own flush may still be in flight.</summary>
+    private void ThrowIfFlushFailed(long evictedUntil)
+    {
+        if (FlushErrorBelow(evictedUntil) is { } error)
         {
             throw new StorageDeviceException(
                 "The log cannot make room in memory because writing a page to its device failed; operations that " +
@@ -143,7 +170,7 @@ internal sealed partial class HybridLog
                 return;
             }
 
-            if (_flushError is { } error)
+            if (FlushErrorBelow(address) is { } error)
             {
                 throw new StorageDeviceException(
                     $"Writing the log to its device failed below address {address}.", error.SourceException);

@@ -254,6 +254,72 @@ public sealed class LargerThanMemoryTests : IDisposable
     }
 
     [Fact]
+    public async Task A_failed_flush_above_a_page_still_being_written_does_not_fail_the_operation_waiting_for_that_page()
+    {
+        // The first flush is held in flight; every later one fails. The page turn that needs the first page's frame
+        // must wait for that flush, which will succeed, and not fail because a later page's flush did: before, it
+        // threw, and whether an operation failed depended on when an eviction's epoch trigger happened to run.
+        var firstFlush = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16)) { HoldWrites = firstFlush.Task };
+        using (device)
+        using (var store = StoreOnDevice.Create(
+            StoreOnDevice.Settings(device: device) with { MemoryCompactionMaxLiveFraction = 0 }))
+        using (var session = store.NewSession())
+        using (new Releaser(firstFlush))
+        {
+            long key = 0;
+            for (; device.WriteCount == 0; key++)
+            {
+                Assert.Equal(Status.Ok, await session.UpsertAsync(key, key + 1));
+            }
+
+            // One flush may have issued more than one page's write; all of them are held and will succeed.
+            long held = device.WriteCount;
+            device.HoldWrites = null;
+            device.FailWrite = request => request.Sequence >= held;
+            ValueTask<Status> waiting;
+            while (true)
+            {
+                waiting = session.UpsertAsync(key, key + 1);
+                if (!waiting.IsCompleted)
+                {
+                    break;
+                }
+
+                Assert.Equal(Status.Ok, await waiting);
+                key++;
+            }
+
+            Assert.True(SpinWait.SpinUntil(() => store.Engine.Log.FlushError is not null, TimeSpan.FromMinutes(1)),
+                "no later flush failed");
+            firstFlush.SetResult();
+            Assert.Equal(Status.Ok, await waiting.AsTask().WaitAsync(TimeSpan.FromMinutes(1)));
+
+            // Soon a frame is held by a page whose flush failed: it can never be freed, so the store fails at once.
+            long firstRefused = ++key;
+            await Assert.ThrowsAsync<StorageDeviceException>(async () =>
+            {
+                for (; key < firstRefused + 10_000; key++)
+                {
+                    await session.UpsertAsync(key, key + 1);
+                }
+            });
+            Assert.True(key - firstRefused <= held * StoreOnDevice.PageSize / LogRecord<long, long>.FixedSize,
+                $"{key - firstRefused} upserts succeeded after the frame could no longer be freed");
+            for (long k = 0; k < firstRefused; k++)
+            {
+                Assert.Equal((Status.Ok, k + 1), session.ReadNow(k));
+            }
+        }
+    }
+
+    /// <summary>Opens a gate when disposed, so that a failed assertion does not leave the store waiting on it.</summary>
+    private sealed class Releaser(TaskCompletionSource gate) : IDisposable
+    {
+        public void Dispose() => gate.TrySetResult();
+    }
+
+    [Fact]
     public async Task Shifting_the_begin_address_makes_older_records_absent_and_deletes_their_segments()
     {
         string directory = _directory.NewSubdirectory();
