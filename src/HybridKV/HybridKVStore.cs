@@ -51,6 +51,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private Task _periodicCheckpoints = Task.CompletedTask;
     private int _periodicStarted;
     private volatile Compaction.MemoryCompactor? _memoryCompactor;
+    private readonly Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>? _logCompaction;
+    private int _logCompactionStarted;
     private readonly object _backgroundGate = new();
     private int _recovered;
     private int _disposed;
@@ -134,6 +136,12 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             throw;
         }
 
+        if (_engine.Log.HasDevice)
+        {
+            _logCompaction = new Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+                _engine, ShiftBeginCoreAsync, _logger, _stopping.Token);
+        }
+
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount, () => _memoryCompactor);
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
@@ -180,6 +188,51 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
                 $"address ({HeadAddress}); records above the head are still in memory.");
         }
 
+        await ShiftBeginCoreAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Copies the live records of the log below <paramref name="untilAddress"/> (rounded down to a page boundary) to
+    /// the tail, then drops that part of the log: its records read as absent, deleted keys leave neither a record nor
+    /// an index entry, and its whole device segments are deleted once no kept checkpoint needs them (at once without
+    /// checkpoints). Runs concurrently with operations, checkpoints and other sessions; a crash at any point recovers
+    /// the same data, because a copy changes no value. One compaction runs at a time, the automatic ones included
+    /// (<see cref="StoreSettings.LogCompactionRatio"/>).
+    /// </summary>
+    /// <param name="untilAddress">From <see cref="BeginAddress"/> to <see cref="HeadAddress"/>: records above the head
+    /// are in memory, where <see cref="StoreSettings.MemoryCompactionMaxLiveFraction"/> keeps them.</param>
+    /// <param name="cancellationToken">Stops the compaction; copies already made stay (they change no value) and the
+    /// begin address does not move.</param>
+    /// <returns>What the compaction copied and dropped.</returns>
+    /// <exception cref="ArgumentOutOfRangeException"><paramref name="untilAddress"/> is outside the range above.</exception>
+    /// <exception cref="InvalidOperationException">The store has no log device, or must be recovered first.</exception>
+    /// <exception cref="CorruptLogException">A record in the range is damaged; nothing was dropped.</exception>
+    public Task<CompactionResult> CompactAsync(long untilAddress, CancellationToken cancellationToken = default)
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        ThrowIfRecoveryRequired();
+        if (_logCompaction is null)
+        {
+            throw new InvalidOperationException(
+                "This store has no log device: its whole log is in memory, and there is nothing to compact.");
+        }
+
+        if (untilAddress < BeginAddress || untilAddress > HeadAddress)
+        {
+            throw new ArgumentOutOfRangeException(nameof(untilAddress), untilAddress,
+                $"Compaction must end from the current begin address ({BeginAddress}) to the head address " +
+                $"({HeadAddress}); records above the head are still in memory.");
+        }
+
+        return _logCompaction.CompactAsync(untilAddress, cancellationToken);
+    }
+
+    private async Task ShiftBeginCoreAsync(long newBeginAddress, CancellationToken cancellationToken)
+    {
         long safeEpoch = _engine.Log.ShiftBeginAddress(newBeginAddress);
         await _engine.Epoch.WaitUntilSafeAsync(safeEpoch, cancellationToken).ConfigureAwait(false);
         if (_checkpoints is not null)
@@ -195,6 +248,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     /// <summary>The number of sessions currently open.</summary>
     public int OpenSessionCount => _sessions.OpenCount;
+
+    /// <summary>Log compaction, with a device (for tests and metrics).</summary>
+    internal Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>? LogCompaction => _logCompaction;
 
     /// <summary>The background copying of live records near the head, once started (for tests).</summary>
     internal Compaction.MemoryCompactor? MemoryCompactor => _memoryCompactor;
@@ -437,6 +493,13 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             }
         }
 
+        if (_logCompaction is not null && Settings.LogCompactionRatio > 0 &&
+            Interlocked.Exchange(ref _logCompactionStarted, 1) == 0)
+        {
+            _logCompaction.StartAutomatic(Settings.LogCompactionRatio,
+                Settings.LogCompactionMinBytesOrDefault(_engine.Log.Device!.SegmentSize));
+        }
+
         StartPeriodicCheckpoints();
     }
 
@@ -494,6 +557,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         // Stop checkpoints first: a running one still drives sessions through its phases and reads the log.
         _stopping.Cancel();
         _memoryCompactor?.Dispose();
+        _logCompaction?.Dispose();
         _periodicCheckpoints.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
         _checkpoints?.WaitUntilIdle();
 

@@ -72,6 +72,34 @@ public sealed record StoreSettings
     public const double MaxMemoryCompactionMaxLiveFraction = 0.9;
 
     /// <summary>
+    /// Automatic log compaction: the largest the log may grow relative to its live data before its oldest half on the
+    /// device is compacted (live records copied forward, the rest dropped with their segments once no kept checkpoint
+    /// needs them). The live data is estimated by each compaction from what it kept. From
+    /// <see cref="MinLogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>, or 0 for no automatic compaction
+    /// (<c>CompactAsync</c> still works). Default 2. Needs a log device; runs in the background, concurrently with
+    /// operations and checkpoints.
+    /// </summary>
+    public double LogCompactionRatio { get; init; } = 2;
+
+    /// <summary>The smallest non-zero <see cref="LogCompactionRatio"/>: below it compaction would run almost
+    /// continuously.</summary>
+    public const double MinLogCompactionRatio = 1.25;
+
+    /// <summary>The largest <see cref="LogCompactionRatio"/>.</summary>
+    public const double MaxLogCompactionRatio = 1000;
+
+    /// <summary>
+    /// No automatic compaction while the log (tail minus begin address) is smaller than this many bytes. Null (the
+    /// default) means four times <see cref="MemorySizeBytes"/> or two log segments, whichever is larger: segments are
+    /// deleted whole, so compacting less frees no disk.
+    /// </summary>
+    public long? LogCompactionMinBytes { get; init; }
+
+    /// <summary>The effective <see cref="LogCompactionMinBytes"/>.</summary>
+    internal long LogCompactionMinBytesOrDefault(long segmentSize) =>
+        LogCompactionMinBytes ?? Math.Max(4 * MemorySizeBytes, 2 * segmentSize);
+
+    /// <summary>
     /// The most sessions open at once (the size of the epoch table), from 1 to <see cref="MaxMaxSessions"/>.
     /// Default 128.
     /// </summary>
@@ -260,6 +288,24 @@ public sealed record StoreSettings
                 nameof(MemoryCompactionMaxLiveFraction),
                 MemoryCompactionMaxLiveFraction,
                 $"{nameof(MemoryCompactionMaxLiveFraction)} must be from 0 (off) to {MaxMemoryCompactionMaxLiveFraction}.");
+        }
+
+        if (!(LogCompactionRatio == 0 ||
+              (LogCompactionRatio >= MinLogCompactionRatio && LogCompactionRatio <= MaxLogCompactionRatio)))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogCompactionRatio),
+                LogCompactionRatio,
+                $"{nameof(LogCompactionRatio)} must be 0 (no automatic compaction) or from {MinLogCompactionRatio} " +
+                $"to {MaxLogCompactionRatio}.");
+        }
+
+        if (LogCompactionMinBytes is < 0)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogCompactionMinBytes),
+                LogCompactionMinBytes,
+                $"{nameof(LogCompactionMinBytes)} must be at least 0, or null for the default.");
         }
 
         if (LogDevice is not null && LogDirectory is not null)

@@ -73,8 +73,20 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     /// Deletes the log device's whole segments below <paramref name="beginAddress"/> that no committed checkpoint
     /// needs either.
     /// </summary>
-    public Task TruncateLogAsync(long beginAddress, CancellationToken cancellationToken) =>
-        _retention.TruncateLogAsync(beginAddress, cancellationToken);
+    public async Task TruncateLogAsync(long beginAddress, CancellationToken cancellationToken)
+    {
+        // Not while a checkpoint runs: it recorded the begin address when it started, and the segments from there must
+        // stay until it has committed (and then until retention lets it go).
+        await _oneAtATime.WaitAsync(cancellationToken).ConfigureAwait(false);
+        try
+        {
+            await _retention.TruncateLogAsync(beginAddress, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _oneAtATime.Release();
+        }
+    }
 
     public async Task<Guid> TakeAsync(CheckpointKind kind, CheckpointMode mode, CancellationToken cancellationToken)
     {
@@ -93,6 +105,9 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     private async Task<Guid> RunAsync(CheckpointKind kind, CheckpointMode mode, CancellationToken cancellationToken)
     {
         var total = Stopwatch.StartNew();
+        // As the checkpoint starts: compaction may move the begin address while it runs, but the copies of the records
+        // it drops are in this checkpoint only if they were made before it started (CPR §6.2.1, by version and address).
+        long beginAddress = _engine.Log.BeginAddress;
         CheckpointWriter writer = _catalog.Begin();
         long version = _engine.State.Version;
         CheckpointLog.Started(_logger, writer.Token, version, kind, mode);
@@ -111,7 +126,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         phase.Restart();
         IReadOnlyList<SessionCommitMetadata> table = _sessions.TableWith(commit.Points);
         var metadata = new CheckpointMetadata(
-            CheckpointMetadata.CurrentFormat, version, kind, mode, _engine.Log.BeginAddress, commit.StartAddress,
+            CheckpointMetadata.CurrentFormat, version, kind, mode, beginAddress, commit.StartAddress,
             commit.FinalAddress, commit.SnapshotStartAddress, index, table, _identity);
         await writer.CommitAsync(JsonSerializer.SerializeToElement(metadata, CheckpointMetadata.JsonOptions), CancellationToken.None)
             .ConfigureAwait(false);

@@ -51,4 +51,15 @@ internal static partial class StoreLog
         Message = "Keeping live records in memory failed and has stopped; pages leave memory with their records as in " +
                   "a store without it (correct, slower to read)")]
     public static partial void MemoryCompactionFailed(ILogger logger, Exception error);
+
+    [LoggerMessage(EventId = 11, Level = LogLevel.Information,
+        Message = "Compacted the log [{From}, {Until}): {Copied} live records ({CopiedBytes} bytes) copied forward of " +
+                  "{Examined}, {Tombstones} tombstones and {Reclaimed} index entries dropped, in {Milliseconds} ms")]
+    public static partial void Compacted(ILogger logger, long from, long until, long copied, long copiedBytes,
+        long examined, long tombstones, long reclaimed, double milliseconds);
+
+    [LoggerMessage(EventId = 12, Level = LogLevel.Error,
+        Message = "Automatic log compaction failed; it tries again at the next trigger. The log is intact: a " +
+                  "compaction that stops part way leaves copies that change no value")]
+    public static partial void CompactionFailed(ILogger logger, Exception error);
 }

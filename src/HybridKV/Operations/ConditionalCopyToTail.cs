@@ -184,49 +184,71 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return CopyForwardOutcome.NotLive;
             }
 
-            // A copy is written as a session in this phase would write it: at rest and in PREPARE as the version every
-            // session runs as; in WAIT-FLUSH as the next version, which recovery of the commit skips (it finds the
-            // original, below the final address, instead). Not in IN-PROGRESS or WAIT-PENDING, where an operation of
-            // the committing version may still complete on the same key (CPR §6.2.3).
-            long stateWord = Volatile.Read(ref _systemState);
-            SystemState state = SystemState.FromWord(stateWord);
-            if (state.Phase is not (CprPhase.Rest or CprPhase.Prepare or CprPhase.WaitFlush))
+            CopyForwardOutcome outcome = TryLinkCopy(source, ref slot, epochEntry, address);
+            if (outcome != CopyForwardOutcome.NotLive)
             {
-                return CopyForwardOutcome.NotNow;
-            }
-
-            long version = state.SessionVersion & RecordHeader.VersionMask;
-
-            int size = source.Size;
-            if (!TryAllocateCopy(size, epochEntry, out long copyAddress))
-            {
-                return CopyForwardOutcome.NotNow;
-            }
-
-            LogRecord<TKey, TValue> copy = Log.GetRecord<TKey, TValue>(copyAddress);
-            if (address < Log.HeadAddress)
-            {
-                // The allocation waited for a page turn, refreshing this thread, and the source left memory.
-                copy.InitializeUnused(size);
-                return CopyForwardOutcome.NotNow;
-            }
-
-            copy.CopyBodyFrom(source, size);
-            copy.Header = RecordHeader.Create(slot.Address, version, source.Header.Tombstone);
-            if (Volatile.Read(ref _systemState) != stateWord)
-            {
-                copy.Header.SetInvalid();
-                return CopyForwardOutcome.NotNow;
-            }
-
-            if (HashIndex.TryUpdateEntry(ref slot, copyAddress))
-            {
-                return CopyForwardOutcome.Copied;
+                return outcome;
             }
 
             // Another thread changed the entry: look again whether this record is still the newest.
-            copy.Header.SetInvalid();
         }
+    }
+
+    /// <summary>
+    /// Appends a copy of <paramref name="source"/> whose previous address is the entry <paramref name="slot"/> observed,
+    /// and swings the entry to it. <see cref="CopyForwardOutcome.NotLive"/> here means only that the CAS lost: the
+    /// caller decides again from the entry's new value.
+    /// </summary>
+    /// <param name="source">The record to copy: in memory, or in a buffer read from the device.</param>
+    /// <param name="slot">The key's entry, which the caller found leading to the source with no newer record of the key.</param>
+    /// <param name="epochEntry">The caller's epoch row, protected.</param>
+    /// <param name="sourceInMemoryAt">The source's address when it is in a page frame (the allocation may wait for a page
+    /// turn and let the frame go), or -1 for a buffer.</param>
+    private CopyForwardOutcome TryLinkCopy(
+        LogRecord<TKey, TValue> source, ref IndexSlot slot, int epochEntry, long sourceInMemoryAt)
+    {
+        // A copy is written as a session in this phase would write it: at rest and in PREPARE as the version every
+        // session runs as; in WAIT-FLUSH as the next version, which recovery of the commit skips (it finds the
+        // original, below the final address, instead). Not in IN-PROGRESS or WAIT-PENDING, where an operation of
+        // the committing version may still complete on the same key (CPR §6.2.3).
+        long stateWord = Volatile.Read(ref _systemState);
+        SystemState state = SystemState.FromWord(stateWord);
+        if (state.Phase is not (CprPhase.Rest or CprPhase.Prepare or CprPhase.WaitFlush))
+        {
+            return CopyForwardOutcome.NotNow;
+        }
+
+        long version = state.SessionVersion & RecordHeader.VersionMask;
+
+        int size = source.Size;
+        if (!TryAllocateCopy(size, epochEntry, out long copyAddress))
+        {
+            return CopyForwardOutcome.NotNow;
+        }
+
+        LogRecord<TKey, TValue> copy = Log.GetRecord<TKey, TValue>(copyAddress);
+        if (sourceInMemoryAt >= 0 && sourceInMemoryAt < Log.HeadAddress)
+        {
+            // The allocation waited for a page turn, refreshing this thread, and the source left memory.
+            copy.InitializeUnused(size);
+            return CopyForwardOutcome.NotNow;
+        }
+
+        copy.CopyBodyFrom(source, size);
+        copy.Header = RecordHeader.Create(slot.Address, version, source.Header.Tombstone);
+        if (Volatile.Read(ref _systemState) != stateWord)
+        {
+            copy.Header.SetInvalid();
+            return CopyForwardOutcome.NotNow;
+        }
+
+        if (HashIndex.TryUpdateEntry(ref slot, copyAddress))
+        {
+            return CopyForwardOutcome.Copied;
+        }
+
+        copy.Header.SetInvalid();
+        return CopyForwardOutcome.NotLive;
     }
 }
 

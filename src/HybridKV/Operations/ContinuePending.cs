@@ -25,6 +25,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         operation.HasRecord = false;
+        if (operation.Storage.RecordAddress < Log.BeginAddress)
+        {
+            // Compaction moved the log's start past the record while it was read (its segment may be gone, so the
+            // bytes may be too): the key's current record, if any, is elsewhere now.
+            return Restart(operation, in session);
+        }
+
         if (operation.IoError is not null)
         {
             return OperationStatus.Failed;

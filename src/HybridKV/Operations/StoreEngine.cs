@@ -37,13 +37,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         _settings = settings;
         _logger = logger;
         _functions = functions;
-        // Two rows more than sessions: the checkpoint state machine protects itself while it copies frames, and the
-        // memory compactor while it copies records.
-        Epoch = new LightEpoch(settings.MaxSessions + 2);
+        // Three rows more than sessions: the checkpoint state machine protects itself while it copies frames, the
+        // memory compactor while it copies records, and log compaction while it traces and copies records.
+        Epoch = new LightEpoch(settings.MaxSessions + 3);
         Epoch.TryAcquireEntry(out int maintenanceEntry);
         MaintenanceEntry = maintenanceEntry;
         Epoch.TryAcquireEntry(out int compactionEntry);
         CompactionEntry = compactionEntry;
+        Epoch.TryAcquireEntry(out int logCompactionEntry);
+        LogCompactionEntry = logCompactionEntry;
         Index = new HashIndex(settings.IndexBuckets);
         Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger,
             RecordFormat<TKey, TValue>.Instance);
@@ -59,6 +61,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>The epoch row of the memory compactor (<see cref="Compaction.MemoryCompactor"/>).</summary>
     public int CompactionEntry { get; }
+
+    /// <summary>The epoch row of log compaction (<see cref="Compaction.LogCompaction{TKey, TValue, TInput, TOutput, TContext, TFunctions}"/>).</summary>
+    public int LogCompactionEntry { get; }
 
     /// <summary>The global CPR state; only the checkpoint state machine and recovery change it.</summary>
     public SystemState State

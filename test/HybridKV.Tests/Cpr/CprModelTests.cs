@@ -18,6 +18,7 @@ namespace HybridKV.Tests.Cpr;
 /// Two rounds, so that recovered sessions continue and are recovered again.
 /// </summary>
 [Trait("Category", "Checkpoint")]
+[Trait("Category", "Lifecycle")]
 public sealed class CprModelTests : IDisposable
 {
     private const int Sessions = 3;
@@ -65,6 +66,7 @@ public sealed class CprModelTests : IDisposable
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(12 * TestScale.Factor), property);
 
         Assert.True(coverage.Checkpoints > 0, "no checkpoint was taken");
+        Assert.True(coverage.Compactions > 0 && coverage.RecordsCompacted > 0, "no compaction copied a live record");
         Assert.True(coverage.NonEmptyCommits > 0, "no commit held any operation");
         Assert.True(coverage.PendingOperations > 0, "no operation went pending");
         Assert.True(coverage.LostOperations > 0, "no operation after a commit point was ever dropped");
@@ -91,10 +93,12 @@ public sealed class CprModelTests : IDisposable
                 .Zip(Gen.Choose(1, 1000), (k, v) => new Op(OpKind.Upsert, k, v))),
         }.Where(choice => choice.Item1 > 0));
         Gen<Op[]> ops = Gen.Choose(0, 400).SelectMany(n => Gen.ArrayOf(op, n));
+        // A compaction of everything on the device (issue 18) stands among the checkpoints, at a random point too.
         Gen<CheckpointStep> checkpoint = Gen.Choose(0, 1200).Zip(Gen.Elements(
-                (CheckpointKind.Full, CheckpointMode.FoldOver), (CheckpointKind.Full, CheckpointMode.Snapshot),
-                (CheckpointKind.LogOnly, CheckpointMode.FoldOver), (CheckpointKind.LogOnly, CheckpointMode.Snapshot)),
-            (at, km) => new CheckpointStep(at, km.Item1, km.Item2));
+                (CheckpointKind.Full, CheckpointMode.FoldOver, false), (CheckpointKind.Full, CheckpointMode.Snapshot, false),
+                (CheckpointKind.LogOnly, CheckpointMode.FoldOver, false), (CheckpointKind.LogOnly, CheckpointMode.Snapshot, false),
+                (CheckpointKind.Full, CheckpointMode.FoldOver, true), (CheckpointKind.Full, CheckpointMode.FoldOver, true)),
+            (at, km) => new CheckpointStep(at, km.Item1, km.Item2, km.Item3));
         Gen<Round> round = Gen.ArrayOf(ops, Sessions)
             .Zip(Gen.Choose(0, 4).SelectMany(n => Gen.ArrayOf(checkpoint, n)),
                 (sessions, checkpoints) => new Round(sessions, checkpoints.OrderBy(c => c.AtOperation).ToArray()));
@@ -157,7 +161,7 @@ public sealed class CprModelTests : IDisposable
                         $"Round {roundIndex}, key {key}: recovered {status} {value} from version {result?.Version}, the model has " +
                         $"{(expected ? expectedValue : "nothing")}. Commit points: " +
                         $"{string.Join("; ", ids.Select(id => after.GetValueOrDefault(id, CommitPoint.None)))}; " +
-                        $"checkpoints {string.Join(", ", round.Checkpoints.Select(c => $"{c.Kind}/{c.Mode}@{c.AtOperation}"))}; " +
+                        $"checkpoints {string.Join(", ", round.Checkpoints.Select(c => c.ToString()))}; " +
                         $"this key's operations: {History(executed, key)}; earlier: {string.Join(" ", history)}");
                 }
             }
@@ -230,6 +234,14 @@ public sealed class CprModelTests : IDisposable
                 spinner.SpinOnce();
             }
 
+            if (step.Compact)
+            {
+                CompactionResult compacted = Blocking.Run(() => store.CompactAsync(store.HeadAddress));
+                coverage.Compactions++;
+                coverage.RecordsCompacted += compacted.RecordsCopied;
+                continue;
+            }
+
             Blocking.Run(() => store.TakeCheckpointAsync(step.Kind, step.Mode));
             coverage.Checkpoints++;
         }
@@ -288,13 +300,16 @@ public sealed class CprModelTests : IDisposable
 
     public sealed record Op(OpKind Kind, int Key, long Value);
 
-    public sealed record CheckpointStep(int AtOperation, CheckpointKind Kind, CheckpointMode Mode);
+    public sealed record CheckpointStep(int AtOperation, CheckpointKind Kind, CheckpointMode Mode, bool Compact)
+    {
+        public override string ToString() => Compact ? $"compact@{AtOperation}" : $"{Kind}/{Mode}@{AtOperation}";
+    }
 
     public sealed record Round(Op[][] Sessions, CheckpointStep[] Checkpoints)
     {
         public override string ToString() =>
             $"sessions [{string.Join(" | ", Sessions.Select(s => string.Join(",", s.Select(o => $"{o.Kind}:{o.Key}:{o.Value}"))))}], " +
-            $"checkpoints [{string.Join(", ", Checkpoints.Select(c => $"{c.Kind}/{c.Mode}@{c.AtOperation}"))}]";
+            $"checkpoints [{string.Join(", ", Checkpoints.Select(c => c.ToString()))}]";
     }
 
     public sealed record Scenario(Round[] Rounds)
@@ -311,6 +326,8 @@ public sealed class CprModelTests : IDisposable
     private sealed class Coverage
     {
         public int Checkpoints;
+        public int Compactions;
+        public long RecordsCompacted;
         public int NonEmptyCommits;
         public int PendingOperations;
         public int LostOperations;

@@ -7,7 +7,7 @@ namespace HybridKV.Tests.LargerThanMemory;
 /// <summary>Stores whose log is many times their memory budget, and synchronous helpers over pending operations.</summary>
 internal static class StoreOnDevice
 {
-    /// <summary>16 pages of 4 KiB in memory; 64 KiB segment files.</summary>
+    /// <summary>16 pages of 4 KiB in memory; 64 KiB segment files; no automatic log compaction.</summary>
     public const long MemoryBytes = 1L << 16;
     public const long PageSize = 1L << 12;
 
@@ -21,6 +21,8 @@ internal static class StoreOnDevice
         LogDevice = device,
         LogSegmentSizeBits = 16,
         MaxSessions = 16,
+        // These stores count device reads, damage segment files and watch the tail: no compaction unless a test asks.
+        LogCompactionRatio = 0,
     };
 
     public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(

@@ -1,0 +1,177 @@
+using HybridKV.Log;
+using HybridKV.Operations;
+
+namespace HybridKV.Compaction;
+
+/// <summary>
+/// Compaction of the oldest part of the log (F2 §4, FASTER's lookup-based Compact): every live record of
+/// [begin, until) is copied to the tail, tombstones are dropped, and then the begin address can move to
+/// <c>until</c>. A record is copied only while the index still leads to it with no newer record of its key, by a CAS on
+/// the entry it traced from, so a record superseded while compaction runs is never brought back; a copy changes no
+/// value, so a crash at any point recovers the same data (CPR holds: copies are written in the version a session in
+/// that phase would write, see <see cref="StoreEngine{TKey, TValue, TInput, TOutput, TContext, TFunctions}.ConditionalCopyFromDevice"/>).
+/// </summary>
+/// <remarks>
+/// Reads a page at a time into a buffer and one record at a time when a hash chain continues on the device, so its
+/// memory is two pages. Runs on its own epoch row, protected only for the synchronous steps.
+/// </remarks>
+internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
+    where TKey : unmanaged
+    where TValue : unmanaged
+    where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
+{
+    private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
+    private readonly int _epochEntry;
+    private readonly LogReader<TKey, TValue> _reader;
+    private readonly LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions> _tracer;
+
+    public LogCompactor(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, int epochEntry)
+    {
+        _engine = engine;
+        _epochEntry = epochEntry;
+        _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry);
+        _tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, _reader, epochEntry);
+    }
+
+    /// <summary>
+    /// Copies the live records of [<paramref name="from"/>, <paramref name="until"/>) forward. Both are page
+    /// boundaries (or the begin address) below the head address.
+    /// </summary>
+    public async Task<CompactionResult> CopyLiveRecordsAsync(long from, long until, CancellationToken cancellationToken)
+    {
+        HybridLog log = _engine.Log;
+        long pageMask = log.PageSize - 1L;
+        var result = new CompactionResult(from, until, 0, 0, 0, 0);
+        for (long page = from & ~pageMask; page < until; page += log.PageSize)
+        {
+            long start = Math.Max(from, page);
+            long end = Math.Min(until, page + log.PageSize);
+            await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
+            ThrowIfPageMissing(page, start);
+            long next = start;
+            while (NextRecord(ref next, end, out long address, out bool tombstone))
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                result = result with { RecordsExamined = result.RecordsExamined + 1 };
+                if (tombstone)
+                {
+                    // Every older record of its key lies below 'until' too and goes with it: the key reads as absent.
+                    result = result with { TombstonesDropped = result.TombstonesDropped + 1 };
+                    continue;
+                }
+
+                int copied = await CopyIfLiveAsync(address, cancellationToken).ConfigureAwait(false);
+                if (copied > 0)
+                {
+                    result = result with
+                    {
+                        RecordsCopied = result.RecordsCopied + 1,
+                        BytesCopied = result.BytesCopied + copied,
+                    };
+                }
+            }
+        }
+
+        return result;
+    }
+
+    /// <summary>
+    /// Every page the tail opened starts with a record (the reservation that crossed into it), so a page of the
+    /// device whose first record is zeros lost its bytes: a deleted or truncated segment file. Skipping it as unused
+    /// space would drop its live records with the range.
+    /// </summary>
+    private void ThrowIfPageMissing(long page, long start)
+    {
+        long firstSlot = Math.Max(page, LogAddress.FirstValid);
+        if (start == firstSlot && _reader.PageRecordAt(firstSlot).Header.IsNull)
+        {
+            string location = _engine.Log.Device?.DescribeAddress(firstSlot) ?? $"address {firstSlot}";
+            throw new CorruptLogException(firstSlot, location,
+                "no record where a page of the log starts (its segment file is missing or shorter than it was " +
+                "written); compaction stopped and dropped nothing");
+        }
+    }
+
+    /// <summary>The next valid record of the page buffer at or after <paramref name="next"/>, checked against its
+    /// checksum.</summary>
+    private bool NextRecord(ref long next, long end, out long address, out bool tombstone)
+    {
+        PageRecords<TKey, TValue> walk = _reader.Records(next, end);
+        while (walk.MoveNext())
+        {
+            LogRecord<TKey, TValue> record = walk.Current;
+            next = walk.Address + record.Size;
+            _reader.ThrowIfDamaged(record, walk.Address, (int)(_engine.Log.PageSize - (walk.Address & (_engine.Log.PageSize - 1L))));
+            if (record.Header.Invalid)
+            {
+                continue;
+            }
+
+            address = walk.Address;
+            tombstone = record.Header.Tombstone;
+            return true;
+        }
+
+        address = LogAddress.Invalid;
+        tombstone = false;
+        return false;
+    }
+
+    /// <summary>Copies the record at <paramref name="address"/> (in the page buffer) if it is live; returns the bytes
+    /// copied (0 if it was not live).</summary>
+    private async ValueTask<int> CopyIfLiveAsync(long address, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            TKey key = KeyAt(address);
+            (Liveness liveness, LivenessTrace trace) = await _tracer
+                .TraceAsync(key, address, newerFrom: long.MaxValue, cancellationToken).ConfigureAwait(false);
+            if (liveness != Liveness.Live)
+            {
+                return 0;
+            }
+
+            CopyForwardOutcome outcome = TryCopy(address, trace.Entry, out int size);
+            if (outcome != CopyForwardOutcome.NotNow)
+            {
+                return outcome == CopyForwardOutcome.Copied ? size : 0;
+            }
+
+            // No room at the tail yet, or a commit between IN-PROGRESS and WAIT-FLUSH: wait, then trace again.
+            Task signal = _engine.Log.SpaceSignal;
+            await signal.WaitAsync(TimeSpan.FromMilliseconds(20), cancellationToken)
+                .ContinueWith(static _ => { }, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously,
+                    TaskScheduler.Default).ConfigureAwait(false);
+            cancellationToken.ThrowIfCancellationRequested();
+            if (_engine.Log.FlushError is { } error)
+            {
+                throw new Devices.StorageDeviceException(
+                    "Compaction stopped: writing the log to its device failed, so copies cannot be made room for.", error);
+            }
+        }
+    }
+
+    private TKey KeyAt(long address)
+    {
+        // A VarBytes key points into the page buffer, which stays put until the next page is read.
+        VarBytes scratch = default;
+        return _reader.PageRecordAt(address).KeyRef(ref scratch);
+    }
+
+    private CopyForwardOutcome TryCopy(long address, long tracedEntry, out int size)
+    {
+        LogRecord<TKey, TValue> record = _reader.PageRecordAt(address);
+        size = record.Size;
+        _engine.Epoch.Protect(_epochEntry);
+        try
+        {
+            return _engine.ConditionalCopyFromDevice(record, address, tracedEntry, _epochEntry);
+        }
+        finally
+        {
+            _engine.Epoch.Unprotect(_epochEntry);
+        }
+    }
+
+    public void Dispose() => _reader.Dispose();
+}

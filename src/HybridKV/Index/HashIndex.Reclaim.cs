@@ -1,0 +1,46 @@
+namespace HybridKV.Index;
+
+/// <summary>Reclaiming entries whose chains lie wholly below the log's begin address (after compaction).</summary>
+internal sealed unsafe partial class HashIndex
+{
+    /// <summary>
+    /// Empties every entry that points below <paramref name="beginAddress"/>: no record of its chain is part of the log
+    /// any more, so each of its keys reads as absent with or without it, and the slot is free for another tag. Each
+    /// entry is removed by a CAS on the value seen (FASTER §3.2, "Deleting an Entry"), so an entry that an operation
+    /// swings to a new record meanwhile stays; an operation that found the old value fails its CAS and finds no entry.
+    /// Entries of a two-phase insert still in progress (<see cref="TentativeRecordAddress"/>) are left alone.
+    /// </summary>
+    /// <returns>The number of entries emptied.</returns>
+    public long ReclaimEntriesBelow(long beginAddress)
+    {
+        long reclaimed = 0;
+        for (long offset = 0; offset < BucketCount; offset++)
+        {
+            HashBucket* bucket = _buckets + offset;
+            while (true)
+            {
+                for (int i = 0; i < HashBucket.EntryCount; i++)
+                {
+                    ref long word = ref bucket->Words[i];
+                    var entry = new HashBucketEntry(Volatile.Read(ref word));
+                    if (!entry.IsEmpty && !entry.Tentative && entry.Address != TentativeRecordAddress &&
+                        entry.Address < beginAddress &&
+                        Interlocked.CompareExchange(ref word, 0, entry.Word) == entry.Word)
+                    {
+                        reclaimed++;
+                    }
+                }
+
+                long next = Volatile.Read(ref bucket->Words[HashBucket.OverflowWordIndex]) & HashBucket.OverflowIdMask;
+                if (next == 0)
+                {
+                    break;
+                }
+
+                bucket = _overflow.GetBucket(next);
+            }
+        }
+
+        return reclaimed;
+    }
+}

@@ -1,0 +1,140 @@
+using HybridKV.Devices;
+using HybridKV.Epochs;
+
+namespace HybridKV.Log;
+
+/// <summary>
+/// Reads the log from outside an operation, for scans and compaction: a page range at a time and single records (a
+/// hash chain followed onto the device), from memory or the device, into two buffers of a page each, so that what it
+/// holds is bounded whatever the log's size. Records read from the device are checked against their checksums by the
+/// caller (<see cref="ThrowIfDamaged"/>): a damaged record is an error, never a record.
+/// </summary>
+internal sealed class LogReader<TKey, TValue> : IDisposable
+    where TKey : unmanaged
+    where TValue : unmanaged
+{
+    private readonly HybridLog _log;
+    private readonly LightEpoch _epoch;
+    private readonly int _epochEntry;
+    private readonly AlignedBuffer _page;
+    private readonly AlignedBuffer _record;
+    private long _pageAddress = LogAddress.Invalid;
+    private int _recordOffset;
+
+    /// <param name="log">The log.</param>
+    /// <param name="epoch">The log's epoch framework.</param>
+    /// <param name="epochEntry">An epoch row this reader may protect while it copies from a page frame.</param>
+    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry)
+    {
+        _log = log;
+        _epoch = epoch;
+        _epochEntry = epochEntry;
+        int alignment = Math.Max(log.Device?.SectorSize ?? 512, 512);
+        _page = new AlignedBuffer(log.PageSize, alignment);
+        _record = new AlignedBuffer(log.PageSize, alignment);
+    }
+
+    /// <summary>
+    /// Reads the records of [<paramref name="from"/>, <paramref name="to"/>) of one page, a copy from its frame while
+    /// it is in memory, otherwise from the device. Walk them with <see cref="Records"/>.
+    /// </summary>
+    public async ValueTask ReadPageAsync(long from, long to, CancellationToken cancellationToken)
+    {
+        long pageAddress = from & ~(_log.PageSize - 1L);
+        _pageAddress = pageAddress;
+        if (TryCopyFromMemory(pageAddress, from, to))
+        {
+            return;
+        }
+
+        StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
+        long sectorMask = device.SectorSize - 1;
+        long alignedFrom = from & ~sectorMask;
+        long alignedTo = Math.Min((to + sectorMask) & ~sectorMask, pageAddress + _log.PageSize);
+        await device.ReadAsync(alignedFrom, _page.Memory.Slice((int)(alignedFrom - pageAddress),
+            (int)(alignedTo - alignedFrom)), cancellationToken).ConfigureAwait(false);
+    }
+
+    private unsafe bool TryCopyFromMemory(long pageAddress, long from, long to)
+    {
+        _epoch.Protect(_epochEntry);
+        try
+        {
+            if (pageAddress + _log.PageSize <= _log.HeadAddress)
+            {
+                return false;
+            }
+
+            int offset = (int)((from - pageAddress) & ~7L);
+            int length = (int)Math.Min(to - pageAddress - offset, _log.PageSize - offset);
+            Buffer.MemoryCopy(_log.PageFrame(pageAddress) + offset, (byte*)_page.Pin().Pointer + offset, length, length);
+            return true;
+        }
+        finally
+        {
+            _epoch.Unprotect(_epochEntry);
+        }
+    }
+
+    /// <summary>The records of the page last read, in [<paramref name="from"/>, <paramref name="to"/>).</summary>
+    public unsafe PageRecords<TKey, TValue> Records(long from, long to) =>
+        new((byte*)_page.Pin().Pointer, _pageAddress, _log.PageSize, from, to);
+
+    /// <summary>The record at <paramref name="address"/> of the page last read (an address a walk of it returned).</summary>
+    public unsafe LogRecord<TKey, TValue> PageRecordAt(long address)
+    {
+        System.Diagnostics.Debug.Assert(address >= _pageAddress && address < _pageAddress + _log.PageSize, "In the page read.");
+        return new((byte*)_page.Pin().Pointer + (address - _pageAddress));
+    }
+
+    /// <summary>Reads the record at <paramref name="address"/> from the device; <see cref="Record"/> is it.</summary>
+    public async ValueTask ReadRecordAsync(long address, CancellationToken cancellationToken)
+    {
+        StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
+        long sectorMask = device.SectorSize - 1;
+        long pageEnd = (address | (_log.PageSize - 1L)) + 1;
+        int size = LogRecord<TKey, TValue>.IsVariable ? 1024 : LogRecord<TKey, TValue>.FixedSize;
+        while (true)
+        {
+            long start = address & ~sectorMask;
+            long end = Math.Min((address + size + sectorMask) & ~sectorMask, pageEnd);
+            _recordOffset = (int)(address - start);
+            await device.ReadAsync(start, _record.Memory[..(int)(end - start)], cancellationToken).ConfigureAwait(false);
+            int available = (int)(end - address);
+            if (!LogRecord<TKey, TValue>.IsVariable || RecordFits(available) || end == pageEnd)
+            {
+                return;
+            }
+
+            size = RecordSize;
+        }
+    }
+
+    private bool RecordFits(int available) => Record.Header.IsNull || Record.LengthsFitIn(available);
+
+    private int RecordSize => Record.Size;
+
+    /// <summary>The record <see cref="ReadRecordAsync"/> read.</summary>
+    public unsafe LogRecord<TKey, TValue> Record => new((byte*)_record.Pin().Pointer + _recordOffset);
+
+    /// <summary>
+    /// Throws <see cref="CorruptLogException"/> naming the address and where the device keeps it if
+    /// <paramref name="record"/>, read from the device at <paramref name="address"/>, is missing or damaged.
+    /// </summary>
+    public void ThrowIfDamaged(LogRecord<TKey, TValue> record, long address, int available)
+    {
+        if (record.Header.IsNull || !record.LengthsFitIn(available) || !record.ChecksumMatches)
+        {
+            string location = _log.Device?.DescribeAddress(address) ?? $"address {address}";
+            throw new CorruptLogException(address, location, record.Header.IsNull
+                ? "no record is there (its segment file is missing or shorter than it was written)"
+                : "the record's checksum does not match");
+        }
+    }
+
+    public void Dispose()
+    {
+        ((IDisposable)_page).Dispose();
+        ((IDisposable)_record).Dispose();
+    }
+}
