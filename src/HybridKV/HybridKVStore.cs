@@ -231,9 +231,81 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         return _logCompaction.CompactAsync(untilAddress, cancellationToken);
     }
 
-    private async Task ShiftBeginCoreAsync(long newBeginAddress, CancellationToken cancellationToken)
+    /// <summary>
+    /// Every record of the log in [<paramref name="fromAddress"/>, <paramref name="untilAddress"/>), in address order,
+    /// from memory and the device: superseded values and delete markers (<see cref="ScanRecord{TKey, TValue}.IsDeleted"/>)
+    /// included. The range ends at the tail as the scan starts; a key updated in place in the mutable region while the
+    /// scan copies its page may show either value (a value wider than 8 bytes, torn between them, unless its updaters
+    /// are atomic). Holds two pages of memory and an epoch row (as a session does) until disposed, and keeps compaction
+    /// from dropping what it has not read yet. Not inside a protected scope.
+    /// </summary>
+    /// <param name="fromAddress">Where to start; below <see cref="BeginAddress"/> the scan starts there.</param>
+    /// <param name="untilAddress">Where to stop (exclusive); past the tail the scan stops at the tail.</param>
+    /// <param name="cancellationToken">Stops the scan.</param>
+    /// <exception cref="ArgumentOutOfRangeException">An address is negative, or the range is reversed.</exception>
+    /// <exception cref="CorruptLogException">A record read from the device is damaged or missing.</exception>
+    public IAsyncEnumerable<ScanRecord<TKey, TValue>> ScanAsync(
+        long fromAddress, long untilAddress, CancellationToken cancellationToken = default)
     {
-        long safeEpoch = _engine.Log.ShiftBeginAddress(newBeginAddress);
+        ThrowIfCannotScan(fromAddress, untilAddress);
+        return Scanning.LogScan.RunAsync(_engine, () => IsDisposed, fromAddress, untilAddress, liveOnly: false,
+            cancellationToken);
+    }
+
+    /// <summary>
+    /// The live records: for each key, its last record below the tail as the scan starts, unless that is a delete
+    /// marker; each key at most once, in address order. A key written only after the scan started is not returned; one
+    /// updated or deleted meanwhile is returned with its value from before (or, if updated in place, either value), or
+    /// not at all if deleted in place. Costs a device read per record whose key has a newer record on the device.
+    /// Memory, epoch row and protected scopes as for <see cref="ScanAsync"/>.
+    /// </summary>
+    /// <param name="cancellationToken">Stops the scan.</param>
+    /// <exception cref="CorruptLogException">A record read from the device is damaged or missing.</exception>
+    public IAsyncEnumerable<ScanRecord<TKey, TValue>> ScanLiveAsync(CancellationToken cancellationToken = default)
+    {
+        ThrowIfCannotScan(0, long.MaxValue);
+        return Scanning.LogScan.RunAsync(_engine, () => IsDisposed, 0, long.MaxValue, liveOnly: true, cancellationToken);
+    }
+
+    /// <summary>
+    /// <see cref="ScanAsync"/> for synchronous callers: blocks while records are read from the device. Dispose the
+    /// enumerator (a <c>foreach</c> does) to release what the scan holds.
+    /// </summary>
+    /// <inheritdoc cref="ScanAsync" path="/param"/>
+    public IEnumerable<ScanRecord<TKey, TValue>> Scan(long fromAddress, long untilAddress)
+    {
+        ThrowIfCannotScan(fromAddress, untilAddress);
+        return Scanning.BlockingEnumerable.Of(ScanAsync(fromAddress, untilAddress));
+    }
+
+    /// <summary><see cref="ScanLiveAsync"/> for synchronous callers: blocks while records are read from the device.</summary>
+    public IEnumerable<ScanRecord<TKey, TValue>> ScanLive()
+    {
+        ThrowIfCannotScan(0, long.MaxValue);
+        return Scanning.BlockingEnumerable.Of(ScanLiveAsync());
+    }
+
+    private void ThrowIfCannotScan(long fromAddress, long untilAddress)
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        ThrowIfRecoveryRequired();
+        ArgumentOutOfRangeException.ThrowIfNegative(fromAddress);
+        if (untilAddress < fromAddress)
+        {
+            throw new ArgumentOutOfRangeException(nameof(untilAddress), untilAddress,
+                $"The scan must end at or after where it starts ({fromAddress}).");
+        }
+    }
+
+    /// <summary>Moves the begin address toward <paramref name="newBeginAddress"/>, no further than a running scan
+    /// still reads, and deletes what no checkpoint needs; returns where it moved.</summary>
+    private async Task<long> ShiftBeginCoreAsync(long newBeginAddress, CancellationToken cancellationToken)
+    {
+        (newBeginAddress, long safeEpoch) = _engine.Log.Pins.ShiftBegin(_engine.Log, newBeginAddress, _engine.Log.PageSize);
         await _engine.Epoch.WaitUntilSafeAsync(safeEpoch, cancellationToken).ConfigureAwait(false);
         if (_checkpoints is not null)
         {
@@ -244,6 +316,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         {
             await device.TruncateUntilAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
         }
+
+        return newBeginAddress;
     }
 
     /// <summary>The number of sessions currently open.</summary>

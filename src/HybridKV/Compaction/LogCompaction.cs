@@ -22,7 +22,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
 {
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
-    private readonly Func<long, CancellationToken, Task> _shiftBeginAddress;
+    private readonly Func<long, CancellationToken, Task<long>> _shiftBeginAddress;
     private readonly ILogger _logger;
     private readonly CancellationToken _stopping;
     private readonly SemaphoreSlim _oneAtATime = new(1, 1);
@@ -34,7 +34,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private long _bytesReclaimed;
 
     public LogCompaction(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
-        Func<long, CancellationToken, Task> shiftBeginAddress, ILogger logger, CancellationToken stopping)
+        Func<long, CancellationToken, Task<long>> shiftBeginAddress, ILogger logger, CancellationToken stopping)
     {
         _engine = engine;
         _shiftBeginAddress = shiftBeginAddress;
@@ -79,7 +79,14 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             _compactor ??= new LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
                 _engine, _engine.LogCompactionEntry);
             CompactionResult result = await _compactor.CopyLiveRecordsAsync(from, until, token).ConfigureAwait(false);
-            await _shiftBeginAddress(until, token).ConfigureAwait(false);
+            // A running scan may hold the begin address lower; the copies above it are then merely early.
+            until = await _shiftBeginAddress(until, token).ConfigureAwait(false);
+            result = result with { UntilAddress = until };
+            if (until <= from)
+            {
+                return result;
+            }
+
             long reclaimed = _engine.Index.ReclaimEntriesBelow(until);
             long range = until - from;
             long tail = _engine.Log.TailAddress;

@@ -30,7 +30,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         _engine = engine;
         _epochEntry = epochEntry;
         _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry);
-        _tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, _reader, epochEntry);
+        _tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, _reader);
     }
 
     /// <summary>
@@ -46,8 +46,9 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             long start = Math.Max(from, page);
             long end = Math.Min(until, page + log.PageSize);
+            // Below the head: from the device, checked for missing bytes (a CorruptLogException stops compaction
+            // before anything is dropped).
             await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
-            ThrowIfPageMissing(page, start);
             long next = start;
             while (NextRecord(ref next, end, out long address, out bool tombstone))
             {
@@ -73,23 +74,6 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         }
 
         return result;
-    }
-
-    /// <summary>
-    /// Every page the tail opened starts with a record (the reservation that crossed into it), so a page of the
-    /// device whose first record is zeros lost its bytes: a deleted or truncated segment file. Skipping it as unused
-    /// space would drop its live records with the range.
-    /// </summary>
-    private void ThrowIfPageMissing(long page, long start)
-    {
-        long firstSlot = Math.Max(page, LogAddress.FirstValid);
-        if (start == firstSlot && _reader.PageRecordAt(firstSlot).Header.IsNull)
-        {
-            string location = _engine.Log.Device?.DescribeAddress(firstSlot) ?? $"address {firstSlot}";
-            throw new CorruptLogException(firstSlot, location,
-                "no record where a page of the log starts (its segment file is missing or shorter than it was " +
-                "written); compaction stopped and dropped nothing");
-        }
     }
 
     /// <summary>The next valid record of the page buffer at or after <paramref name="next"/>, checked against its

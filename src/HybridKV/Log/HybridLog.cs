@@ -204,6 +204,9 @@ internal sealed unsafe partial class HybridLog : IDisposable
         }
     }
 
+    /// <summary>Addresses scans still need; the begin address moves through <see cref="LogPins.ShiftBegin"/>.</summary>
+    public LogPins Pins { get; } = new();
+
     /// <summary>
     /// Moves the begin address: records below it read as absent for operations that start now.
     /// </summary>

@@ -16,6 +16,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private readonly HybridLog _log;
     private readonly LightEpoch _epoch;
     private readonly int _epochEntry;
+    private readonly Func<bool>? _storeDisposed;
     private readonly AlignedBuffer _page;
     private readonly AlignedBuffer _record;
     private long _pageAddress = LogAddress.Invalid;
@@ -24,11 +25,14 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// <param name="log">The log.</param>
     /// <param name="epoch">The log's epoch framework.</param>
     /// <param name="epochEntry">An epoch row this reader may protect while it copies from a page frame.</param>
-    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry)
+    /// <param name="storeDisposed">Whether the store was disposed (checked after protecting, as sessions do, so that
+    /// a reader never touches memory the store freed); null for readers the store stops before it is disposed.</param>
+    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry, Func<bool>? storeDisposed = null)
     {
         _log = log;
         _epoch = epoch;
         _epochEntry = epochEntry;
+        _storeDisposed = storeDisposed;
         int alignment = Math.Max(log.Device?.SectorSize ?? 512, 512);
         _page = new AlignedBuffer(log.PageSize, alignment);
         _record = new AlignedBuffer(log.PageSize, alignment);
@@ -38,13 +42,15 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// Reads the records of [<paramref name="from"/>, <paramref name="to"/>) of one page, a copy from its frame while
     /// it is in memory, otherwise from the device. Walk them with <see cref="Records"/>.
     /// </summary>
-    public async ValueTask ReadPageAsync(long from, long to, CancellationToken cancellationToken)
+    /// <returns>Whether the page came from the device (its records then carry checksums, and it must start with a
+    /// record: see <see cref="ThrowIfPageMissing"/>).</returns>
+    public async ValueTask<bool> ReadPageAsync(long from, long to, CancellationToken cancellationToken)
     {
         long pageAddress = from & ~(_log.PageSize - 1L);
         _pageAddress = pageAddress;
         if (TryCopyFromMemory(pageAddress, from, to))
         {
-            return;
+            return false;
         }
 
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
@@ -53,11 +59,43 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         long alignedTo = Math.Min((to + sectorMask) & ~sectorMask, pageAddress + _log.PageSize);
         await device.ReadAsync(alignedFrom, _page.Memory.Slice((int)(alignedFrom - pageAddress),
             (int)(alignedTo - alignedFrom)), cancellationToken).ConfigureAwait(false);
+        ThrowIfPageMissing(from);
+        return true;
     }
+
+    /// <summary>
+    /// Every page the tail opened starts with a record (the reservation that crossed into it), so a page read from the
+    /// device whose first record is zeros lost its bytes: a deleted or truncated segment file. Taking it for unused
+    /// space would skip its records without a word.
+    /// </summary>
+    private void ThrowIfPageMissing(long from)
+    {
+        long firstSlot = Math.Max(_pageAddress, LogAddress.FirstValid);
+        if (from == firstSlot && PageRecordAt(firstSlot).Header.IsNull)
+        {
+            string location = _log.Device?.DescribeAddress(firstSlot) ?? $"address {firstSlot}";
+            throw new CorruptLogException(firstSlot, location,
+                "no record where a page of the log starts (its segment file is missing or shorter than it was written)");
+        }
+    }
+
+    /// <summary>Protects the reader's epoch row; throws if the store was disposed (then nothing may be read).</summary>
+    public void Protect()
+    {
+        _epoch.Protect(_epochEntry);
+        if (_storeDisposed?.Invoke() == true)
+        {
+            _epoch.Unprotect(_epochEntry);
+            throw new ObjectDisposedException("HybridKVStore", "The store was disposed while a scan of its log ran.");
+        }
+    }
+
+    /// <summary>Ends <see cref="Protect"/>.</summary>
+    public void Unprotect() => _epoch.Unprotect(_epochEntry);
 
     private unsafe bool TryCopyFromMemory(long pageAddress, long from, long to)
     {
-        _epoch.Protect(_epochEntry);
+        Protect();
         try
         {
             if (pageAddress + _log.PageSize <= _log.HeadAddress)
@@ -72,7 +110,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         }
         finally
         {
-            _epoch.Unprotect(_epochEntry);
+            Unprotect();
         }
     }
 

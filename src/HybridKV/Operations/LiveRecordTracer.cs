@@ -7,7 +7,7 @@ namespace HybridKV.Operations;
 /// following the hash chain from the index through memory and, one record read at a time, the device.
 /// </summary>
 internal sealed class LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-    StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, LogReader<TKey, TValue> reader, int epochEntry)
+    StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, LogReader<TKey, TValue> reader)
     where TKey : unmanaged
     where TValue : unmanaged
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
@@ -23,14 +23,14 @@ internal sealed class LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, 
     {
         LivenessTrace trace = default;
         Liveness liveness;
-        engine.Epoch.Protect(epochEntry);
+        reader.Protect();
         try
         {
             liveness = engine.TraceLiveInMemory(in key, address, newerFrom, ref trace);
         }
         finally
         {
-            engine.Epoch.Unprotect(epochEntry);
+            reader.Unprotect();
         }
 
         while (liveness == Liveness.OnDevice)
