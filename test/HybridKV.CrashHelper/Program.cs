@@ -100,7 +100,8 @@ internal static class Program
         }
     };
 
-    /// <summary>Small pages and memory over the directory, periodic checkpoints of the seed's mode when running.</summary>
+    /// <summary>Small pages and memory over the directory, periodic checkpoints of the seed's mode when running, and
+    /// automatic compaction.</summary>
     internal static StoreSettings Settings(
         string directory, bool running, int seed, Microsoft.Extensions.Logging.ILoggerFactory loggerFactory) => new()
     {
@@ -113,6 +114,10 @@ internal static class Program
         PeriodicCheckpointMode = seed % 2 == 0 ? CheckpointMode.FoldOver : CheckpointMode.Snapshot,
         IndexCheckpointEvery = 3,
         CheckpointsToKeep = 2,
+        // Compaction by policy from 128 KiB of log: fold-overs every few tens of milliseconds grow the log past it
+        // within a second, so kills land before, during and after compactions.
+        LogCompactionRatio = 2,
+        LogCompactionMinBytes = 128 << 10,
         LoggerFactory = loggerFactory,
     };
 

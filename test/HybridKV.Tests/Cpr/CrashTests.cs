@@ -19,9 +19,18 @@ public sealed class CrashTests : IDisposable
 
     public void Dispose() => _directory.Dispose();
 
+    /// <summary>With compaction by policy running too (issue 18): some kills land while it copies or moves the begin
+    /// address.</summary>
     [Fact]
-    public Task Killed_with_SIGKILL_again_and_again_the_store_recovers_every_sessions_exact_prefix() =>
-        KillAgainAndAgainAsync(kills: 20 * TestScale.Factor, run: "run", verify: "verify");
+    [Trait("Category", "Lifecycle")]
+    public async Task Killed_with_SIGKILL_again_and_again_the_store_recovers_every_sessions_exact_prefix()
+    {
+        IReadOnlyList<string> outputs =
+            await KillAgainAndAgainAsync(kills: 20 * TestScale.Factor, run: "run", verify: "verify");
+        Assert.True(outputs.Count(o => o.Contains("compacted", StringComparison.Ordinal)) >= 2,
+            $"fewer than two runs compacted the log before they were killed:{Environment.NewLine}" +
+            string.Join(Environment.NewLine, outputs));
+    }
 
     /// <summary>The same with byte-sequence keys and values of 0 to 600 bytes, upserted in place and at the tail.</summary>
     [Fact]
@@ -35,7 +44,7 @@ public sealed class CrashTests : IDisposable
     public Task Killed_with_SIGKILL_a_store_whose_operations_pile_up_on_cold_keys_recovers_them_in_issue_order() =>
         KillAgainAndAgainAsync(kills: 10 * TestScale.Factor, run: "run-hot", verify: "verify-hot");
 
-    private async Task KillAgainAndAgainAsync(int kills, string run, string verify)
+    private async Task<IReadOnlyList<string>> KillAgainAndAgainAsync(int kills, string run, string verify)
     {
         string directory = _directory.NewSubdirectory();
         var random = new Random(20261121);
@@ -87,5 +96,6 @@ public sealed class CrashTests : IDisposable
         Assert.True(File.Exists(commits) && File.ReadAllLines(commits).Length > kills,
             $"too few commits were reported for the kills to have hit checkpoints:{Environment.NewLine}" +
             string.Join(Environment.NewLine, outputs));
+        return outputs;
     }
 }
