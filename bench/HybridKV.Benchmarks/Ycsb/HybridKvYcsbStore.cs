@@ -51,13 +51,16 @@ public static class HybridKvYcsbStore
         private readonly int _valueBytes;
         private long _checkpointsCommitted;
         private bool _watchingCommits; // workers are created on the runner's thread
+        private readonly string? _logDirectory;
+        private readonly Timer? _diskSampler;
+        private long _peakDiskBytes;
 
         public Store(YcsbStoreOptions options, string name, long recordBytes)
         {
             Name = name;
             _valueBytes = options.ValueBytes;
             long dataBytes = options.Keys * recordBytes;
-            bool needsDevice = options.MemoryMb is not null || options.CheckpointEvery is not null;
+            bool needsDevice = options.MemoryMb is not null || options.CheckpointEvery is not null || options.OnDevice;
             if (needsDevice)
             {
                 if (Directory.Exists(options.Directory))
@@ -68,8 +71,11 @@ public static class HybridKvYcsbStore
                 _device = new LocalFileDevice(new LocalFileDeviceOptions
                 {
                     Directory = Path.Combine(options.Directory, "log"),
-                    SegmentSize = 1L << 30,
+                    SegmentSize = options.SegmentBytes,
                 });
+                _logDirectory = Path.Combine(options.Directory, "log");
+                // Samples what the log's files hold (a flush or a truncation can change it at any moment).
+                _diskSampler = new Timer(_ => SampleDisk(), null, TimeSpan.Zero, TimeSpan.FromMilliseconds(100));
             }
 
             // In memory, the log gets twice the data, so that the loaded records stay in the mutable region and
@@ -92,6 +98,11 @@ public static class HybridKvYcsbStore
             if (options.CheckpointMode is { } mode)
             {
                 settings = settings with { PeriodicCheckpointMode = mode };
+            }
+
+            if (options.LogCompactionRatio is { } ratio)
+            {
+                settings = settings with { LogCompactionRatio = ratio };
             }
 
             _store = new HybridKVStore<long, TValue, long, long, Empty, TFunctions>(settings);
@@ -128,8 +139,37 @@ public static class HybridKvYcsbStore
 
         public long CheckpointsCommitted => Interlocked.Read(ref _checkpointsCommitted);
 
+        public long PeakDiskBytes => Interlocked.Read(ref _peakDiskBytes);
+
+        public long LogWrittenBytes => _store.TailAddress;
+
+        private void SampleDisk()
+        {
+            long bytes = 0;
+            try
+            {
+                foreach (FileInfo file in new DirectoryInfo(_logDirectory!).EnumerateFiles("hlog.*"))
+                {
+                    bytes += file.Length;
+                }
+            }
+            catch (IOException)
+            {
+                return; // a segment deleted while listed: the next sample sees the directory as it is
+            }
+
+            long peak = Interlocked.Read(ref _peakDiskBytes);
+            while (bytes > peak && Interlocked.CompareExchange(ref _peakDiskBytes, bytes, peak) != peak)
+            {
+                peak = Interlocked.Read(ref _peakDiskBytes);
+            }
+        }
+
         public string Progress =>
             $"log {(_store.TailAddress - _store.BeginAddress) >> 20} MiB, in memory {(_store.TailAddress - _store.HeadAddress) >> 20} MiB" +
+            (_store.LogCompaction is { Compactions: > 0 } compaction
+                ? $", {compaction.Compactions} compactions copied {compaction.BytesCopied >> 20} MiB, dropped {compaction.BytesReclaimed >> 20} MiB, disk peak {PeakDiskBytes >> 20} MiB"
+                : "") +
             (_store.MemoryCompactor is { } compactor
                 ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
@@ -141,6 +181,7 @@ public static class HybridKvYcsbStore
 
         public void Dispose()
         {
+            _diskSampler?.Dispose();
             _store.Dispose();
             _device?.Dispose();
         }

@@ -20,6 +20,12 @@ public interface IYcsbStore : IDisposable
 
     /// <summary>A short description of the store's state for progress lines (its log's size, say), or null.</summary>
     string? Progress => null;
+
+    /// <summary>The most bytes the store's files on disk held at any sample since it was created (0 if none).</summary>
+    long PeakDiskBytes => 0;
+
+    /// <summary>Bytes the log has appended since the store was created (0 for stores without a log).</summary>
+    long LogWrittenBytes => 0;
 }
 
 /// <summary>One thread's view of a store.</summary>
@@ -41,4 +47,14 @@ public sealed record YcsbStoreOptions(
     long? MemoryMb,
     string Directory,
     TimeSpan? CheckpointEvery,
-    HybridKV.Checkpoints.CheckpointMode? CheckpointMode);
+    HybridKV.Checkpoints.CheckpointMode? CheckpointMode)
+{
+    /// <summary>Log compaction: null for the library's default, 0 for none (<see cref="StoreSettings.LogCompactionRatio"/>).</summary>
+    public double? LogCompactionRatio { get; init; }
+
+    /// <summary>The device's segment size (default 1 GiB): whole segments are what compaction frees.</summary>
+    public long SegmentBytes { get; init; } = 1L << 30;
+
+    /// <summary>Whether the store needs a file device even with all its data in memory.</summary>
+    public bool OnDevice { get; init; }
+}

@@ -46,6 +46,10 @@ public sealed record YcsbOptions(
                                   checkpoints (--checkpoint-every, default 2), all else at the library's defaults;
                                   ends with RESULT scenario=checkpoint-soak ratio=R checkpoints=N
                                   slowest_second_ops_per_sec=S (R = with / without, S = the worst second with)
+                                  soak: a fixed key set updated on hybridkv without and then with log compaction
+                                  (the library's policy; 64 MiB segments; memory --memory-mb, default a quarter of
+                                  the data); ends with RESULT scenario=soak live_bytes=L peak_disk_bytes=P
+                                  disk_ratio=P/L throughput_ratio=with/without written_ratio=log written/L
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
           --out DIR               CSV and JSON results (default BenchmarkDotNet.Artifacts/ycsb)
@@ -103,7 +107,9 @@ public sealed record YcsbOptions(
             throw new ArgumentException($"--dist '{distribution}' must be uniform or zipf.", nameof(args));
         }
 
-        YcsbMix[] mixes = [.. List("--mix", "50:50:0:0,100:0:0:0,0:0:100:0,0:100:0:0").Select(YcsbMix.Parse)];
+        string? scenarioName = Text("--scenario");
+        YcsbMix[] mixes = [.. List("--mix", scenarioName == "soak" ? "0:100:0:0" : "50:50:0:0,100:0:0:0,0:0:100:0,0:100:0:0")
+            .Select(YcsbMix.Parse)];
         int[] valueBytes = [.. List("--value-bytes", "8").Select(v => (int)Number("--value-bytes", v, 8, 8, 100))];
         foreach (int size in valueBytes.Where(size => size is not (8 or 100)))
         {
@@ -119,10 +125,11 @@ public sealed record YcsbOptions(
             string mode => throw new ArgumentException($"--checkpoint-mode '{mode}' must be foldover or snapshot.", nameof(args)),
         };
         string? scenario = Text("--scenario");
-        if (scenario is not (null or "checkpoint-soak"))
+        if (scenario is not (null or "checkpoint-soak" or "soak"))
         {
-            throw new ArgumentException($"--scenario '{scenario}' must be checkpoint-soak.", nameof(args));
+            throw new ArgumentException($"--scenario '{scenario}' must be checkpoint-soak or soak.", nameof(args));
         }
+
         long? indexBuckets = Text("--index-buckets") is { } bucketText
             ? Number("--index-buckets", bucketText, 0, StoreSettings.MinIndexBuckets, StoreSettings.MaxIndexBuckets)
             : null;
@@ -142,7 +149,7 @@ public sealed record YcsbOptions(
             (int)Number("--seconds", Text("--seconds"), 10, 1, 3600),
             Text("--memory-mb") is { } memory ? Number("--memory-mb", memory, 0, 1, 1 << 20) : null,
             Text("--checkpoint-every") is { } every ? (int)Number("--checkpoint-every", every, 0, 1, 3600)
-                : scenario is null ? null : 2,
+                : scenario == "checkpoint-soak" ? 2 : null,
             checkpointMode,
             (int)Number("--iterations", Text("--iterations"), 3, 1, 100),
             indexBuckets,

@@ -42,6 +42,12 @@ public static class YcsbReport
             return;
         }
 
+        if (options.Scenario == "soak")
+        {
+            WriteSoak(results);
+            return;
+        }
+
         foreach (YcsbResult result in results)
         {
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
@@ -60,6 +66,24 @@ public static class YcsbReport
                 $"RESULT scenario=checkpoint-soak ratio={ratio:F2} checkpoints={with.CheckpointsCommitted} " +
                 $"slowest_second_ops_per_sec={with.SlowestSecond:F0} workload={with.Workload} threads={with.Threads} " +
                 $"ops_per_sec_with={with.OpsPerSecond.Average():F0} ops_per_sec_without={without.OpsPerSecond.Average():F0}"));
+        }
+    }
+
+    /// <summary>One RESULT line per workload: peak disk over live data with compaction, and throughput with
+    /// compaction over throughput without, over the whole run.</summary>
+    private static void WriteSoak(IReadOnlyList<YcsbResult> results)
+    {
+        foreach (YcsbResult with in results.Where(r => r.Compacted))
+        {
+            YcsbResult without = results.First(r => !r.Compacted && Same(r, with));
+            double ratio = with.OpsPerSecond.Average() / without.OpsPerSecond.Average();
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"RESULT scenario=soak live_bytes={with.LiveBytes} peak_disk_bytes={with.PeakDiskBytes} " +
+                $"disk_ratio={(double)with.PeakDiskBytes / with.LiveBytes:F2} throughput_ratio={ratio:F2} " +
+                $"written_ratio={(double)with.LogWrittenBytes / with.LiveBytes:F1} workload={with.Workload} " +
+                $"threads={with.Threads} ops_per_sec_with={with.OpsPerSecond.Average():F0} " +
+                $"ops_per_sec_without={without.OpsPerSecond.Average():F0} " +
+                $"peak_disk_bytes_without={without.PeakDiskBytes}"));
         }
     }
 

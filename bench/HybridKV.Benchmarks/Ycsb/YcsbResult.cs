@@ -22,6 +22,18 @@ public sealed record YcsbResult(
     /// <summary>Whether the store took periodic checkpoints.</summary>
     public bool Checkpointed { get; init; }
 
+    /// <summary>Whether the store compacted its log (the soak scenario's second run).</summary>
+    public bool Compacted { get; init; }
+
+    /// <summary>The most bytes the store's log files held at any sample.</summary>
+    public long PeakDiskBytes { get; init; }
+
+    /// <summary>What the fixed key set's records take: keys times the record size.</summary>
+    public long LiveBytes { get; init; }
+
+    /// <summary>Bytes the log appended, loading included.</summary>
+    public long LogWrittenBytes { get; init; }
+
     /// <summary>The slowest one-second interval of any measured iteration.</summary>
     public double SlowestSecond => IntervalOpsPerSecond.SelectMany(series => series).DefaultIfEmpty(0).Min();
 

@@ -77,6 +77,16 @@ public static class YcsbRunner
                             probes.Add(Probe(options, distribution, valueBytes, threads, streams));
                         }
 
+                        if (options.Scenario == "soak")
+                        {
+                            // The same fixed key set updated without and then with log compaction (issue 18).
+                            results.Add(RunStore(options, "hybridkv", mix, distribution, valueBytes, threads, streams,
+                                compaction: false));
+                            results.Add(RunStore(options, "hybridkv", mix, distribution, valueBytes, threads, streams,
+                                compaction: true));
+                            continue;
+                        }
+
                         if (options.Scenario == "checkpoint-soak")
                         {
                             // The same store without and then with periodic checkpoints (issue 26).
@@ -111,13 +121,21 @@ public static class YcsbRunner
     }
 
     private static YcsbResult RunStore(YcsbOptions options, string storeName, YcsbMix mix, string distribution,
-        int valueBytes, int threads, YcsbStreams[] streams)
+        int valueBytes, int threads, YcsbStreams[] streams, bool? compaction = null)
     {
+        long liveBytes = options.Keys * HybridKvYcsbStore.RecordBytes(valueBytes);
         var storeOptions = new YcsbStoreOptions(options.Keys, valueBytes, options.EffectiveIndexBuckets,
-            options.MemoryMb, Path.Combine(options.Directory, storeName),
-            options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode);
+            // The soak runs larger than memory unless told otherwise: updates append, and the log grows.
+            options.MemoryMb ?? (compaction is null ? null : Math.Max(1, liveBytes / 4 >> 20)),
+            Path.Combine(options.Directory, storeName),
+            options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode)
+        {
+            LogCompactionRatio = compaction is false ? 0 : null,
+            SegmentBytes = compaction is null ? 1L << 30 : 1L << 26,
+        };
         string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}" +
-            (options.Scenario is null ? "" : options.CheckpointEverySeconds is { } seconds ? $" checkpoints every {seconds} s" : " no checkpoints");
+            (compaction is { } compacting ? compacting ? " with compaction" : " without compaction"
+                : options.Scenario is null ? "" : options.CheckpointEverySeconds is { } seconds ? $" checkpoints every {seconds} s" : " no checkpoints");
         Console.WriteLine($"{label}: loading {options.Keys:N0} keys");
         using IYcsbStore store = storeName switch
         {
@@ -173,6 +191,10 @@ public static class YcsbRunner
         {
             CheckpointsCommitted = store.CheckpointsCommitted - checkpointsBefore,
             Checkpointed = options.CheckpointEverySeconds is not null,
+            Compacted = compaction is true,
+            PeakDiskBytes = store.PeakDiskBytes,
+            LiveBytes = liveBytes,
+            LogWrittenBytes = store.LogWrittenBytes,
         };
     }
 
