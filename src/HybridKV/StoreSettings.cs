@@ -72,9 +72,10 @@ public sealed record StoreSettings
     public const double MaxMemoryCompactionMaxLiveFraction = 0.9;
 
     /// <summary>
-    /// Automatic log compaction: the largest the log may grow relative to its live data before its oldest half on the
-    /// device is compacted (live records copied forward, the rest dropped with their segments once no kept checkpoint
-    /// needs them). The live data is estimated by each compaction from what it kept. From
+    /// Automatic log compaction: the largest the log may grow relative to its live data before the part on the device
+    /// is compacted (live records copied forward, the rest dropped with their segments once no kept checkpoint needs
+    /// them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
+    /// what the last compaction kept (variable-length records). From
     /// <see cref="MinLogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>, or 0 for no automatic compaction
     /// (<c>CompactAsync</c> still works). Default 2. Needs a log device; runs in the background, concurrently with
     /// operations and checkpoints.
@@ -90,14 +91,13 @@ public sealed record StoreSettings
 
     /// <summary>
     /// No automatic compaction while the log (tail minus begin address) is smaller than this many bytes. Null (the
-    /// default) means four times <see cref="MemorySizeBytes"/> or two log segments, whichever is larger: segments are
-    /// deleted whole, so compacting less frees no disk.
+    /// default) means two log segments: segments are deleted whole, so compacting less frees no disk (and the segment
+    /// size, <see cref="LogSegmentSizeBits"/>, is what disk use follows the live data by).
     /// </summary>
     public long? LogCompactionMinBytes { get; init; }
 
     /// <summary>The effective <see cref="LogCompactionMinBytes"/>.</summary>
-    internal long LogCompactionMinBytesOrDefault(long segmentSize) =>
-        LogCompactionMinBytes ?? Math.Max(4 * MemorySizeBytes, 2 * segmentSize);
+    internal long LogCompactionMinBytesOrDefault(long segmentSize) => LogCompactionMinBytes ?? (2 * segmentSize);
 
     /// <summary>
     /// The most sessions open at once (the size of the epoch table), from 1 to <see cref="MaxMaxSessions"/>.

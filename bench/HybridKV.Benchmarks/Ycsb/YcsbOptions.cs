@@ -47,8 +47,8 @@ public sealed record YcsbOptions(
                                   ends with RESULT scenario=checkpoint-soak ratio=R checkpoints=N
                                   slowest_second_ops_per_sec=S (R = with / without, S = the worst second with)
                                   soak: a fixed key set updated on hybridkv without and then with log compaction
-                                  (the library's policy; 64 MiB segments; memory --memory-mb, default a quarter of
-                                  the data); ends with RESULT scenario=soak live_bytes=L peak_disk_bytes=P
+                                  (the library's policy; segments a sixteenth of the live data; memory --memory-mb,
+                                  default a quarter of the data); ends with RESULT scenario=soak live_bytes=L peak_disk_bytes=P
                                   disk_ratio=P/L throughput_ratio=with/without written_ratio=log written/L
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)

@@ -126,12 +126,15 @@ public static class YcsbRunner
         long liveBytes = options.Keys * HybridKvYcsbStore.RecordBytes(valueBytes);
         var storeOptions = new YcsbStoreOptions(options.Keys, valueBytes, options.EffectiveIndexBuckets,
             // The soak runs larger than memory unless told otherwise: updates append, and the log grows.
-            options.MemoryMb ?? (compaction is null ? null : Math.Max(1, liveBytes / 4 >> 20)),
+            options.MemoryMb ?? (compaction is null ? null
+                : (long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)Math.Max(8, (liveBytes / 4) >> 20))),
             Path.Combine(options.Directory, storeName),
             options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode)
         {
             LogCompactionRatio = compaction is false ? 0 : null,
-            SegmentBytes = compaction is null ? 1L << 30 : 1L << 26,
+            // Disk follows the live data by whole segments: a sixteenth of the live data, from one page to 1 GiB.
+            SegmentBytes = compaction is null ? 1L << 30
+                : Math.Clamp((long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)(liveBytes / 16)), 1L << 22, 1L << 30),
         };
         string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}" +
             (compaction is { } compacting ? compacting ? " with compaction" : " without compaction"

@@ -47,18 +47,24 @@ internal sealed class CheckpointRetention(
         }
     }
 
-    /// <summary>The lowest begin address of any committed checkpoint (<see cref="long.MaxValue"/> with none): the log
-    /// device must keep everything from there.</summary>
+    /// <summary>
+    /// The lowest begin address of the checkpoints recovery may choose (<see cref="long.MaxValue"/> with none): the log
+    /// device must keep everything from there. Those are the newest <c>checkpointsToKeep</c>; an older full checkpoint
+    /// kept only for its index needs no log, because recovery of a log-only checkpoint replays from that checkpoint's own
+    /// begin address at the lowest.
+    /// </summary>
     private async Task<long> OldestNeededAddressAsync(CancellationToken cancellationToken)
     {
         long oldest = long.MaxValue;
-        foreach (CheckpointManifest manifest in await catalog.ListAsync(cancellationToken).ConfigureAwait(false))
+        IEnumerable<CheckpointManifest> candidates = (await catalog.ListAsync(cancellationToken).ConfigureAwait(false))
+            .Where(BelongsToThisLog);
+        if (checkpointsToKeep > 0)
         {
-            if (!BelongsToThisLog(manifest))
-            {
-                continue;
-            }
+            candidates = candidates.Take(checkpointsToKeep);
+        }
 
+        foreach (CheckpointManifest manifest in candidates)
+        {
             // A checkpoint whose metadata cannot be read is never recovered, so it needs nothing.
             oldest = Math.Min(oldest, ReadReferences(manifest)?.BeginAddress ?? long.MaxValue);
         }

@@ -12,9 +12,10 @@ namespace HybridKV.Compaction;
 /// </summary>
 /// <remarks>
 /// The policy (<see cref="StoreSettings.LogCompactionRatio"/>): once the log is at least
-/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact when it is more than the ratio times the live data
-/// estimated by the last compaction (before the first, at once), the older half of what is on the device each time.
-/// A log that is all live is copied once and then left until it doubles, so the cost stays bounded.
+/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact everything on the device when the log is more than the
+/// ratio times the live data: for fixed-size records, the index's entries times the record size; otherwise what the
+/// last compaction kept (before the first, at once). A log that is all live is then copied once and left until it
+/// doubles, so the cost stays bounded.
 /// </remarks>
 internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
@@ -151,15 +152,45 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     {
         long begin = _engine.Log.BeginAddress;
         long size = _engine.Log.TailAddress - begin;
-        long live = EstimatedLiveBytes;
-        if (size < minBytes || (live >= 0 && size <= ratio * live))
+        if (size < minBytes)
         {
             return null;
         }
 
-        long onDevice = _engine.Log.HeadAddress - begin;
-        long until = (begin + (onDevice / 2)) & ~(_engine.Log.PageSize - 1L);
+        long live = LiveBytesNow();
+        if (live >= 0 && size <= ratio * live)
+        {
+            return null;
+        }
+
+        // Everything on the device: one pass frees the most, and the log is then about its live data plus memory.
+        long until = _engine.Log.HeadAddress & ~(_engine.Log.PageSize - 1L);
         return until > begin ? until : null;
+    }
+
+    private long _indexCountedAt;
+    private long _indexLiveBytes = -1;
+
+    /// <summary>
+    /// The live data as best known now: with fixed-size records, the index's entries times the record size (counted
+    /// at most once a second: a scan of the index); otherwise what the last compaction kept, or -1 before one ran.
+    /// </summary>
+    private long LiveBytesNow()
+    {
+        if (Log.LogRecord<TKey, TValue>.IsVariable)
+        {
+            return EstimatedLiveBytes;
+        }
+
+        long now = Environment.TickCount64;
+        if (_indexLiveBytes < 0 || now - _indexCountedAt >= 1000)
+        {
+            _indexCountedAt = now;
+            _indexLiveBytes = _engine.Index.CountEntriesFrom(_engine.Log.BeginAddress) *
+                Log.LogRecord<TKey, TValue>.FixedSize;
+        }
+
+        return _indexLiveBytes;
     }
 
     /// <summary>Stops the background work and waits for a compaction in progress (cancelled by the store's stopping

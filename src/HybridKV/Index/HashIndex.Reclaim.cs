@@ -43,4 +43,38 @@ internal sealed unsafe partial class HashIndex
 
         return reclaimed;
     }
+
+    /// <summary>
+    /// The number of entries that lead into the log at or above <paramref name="beginAddress"/>: about the number of
+    /// keys (fewer when keys share a tag, more while deleted keys' entries wait for compaction). Reads without locks.
+    /// </summary>
+    public long CountEntriesFrom(long beginAddress)
+    {
+        long count = 0;
+        for (long offset = 0; offset < BucketCount; offset++)
+        {
+            HashBucket* bucket = _buckets + offset;
+            while (true)
+            {
+                for (int i = 0; i < HashBucket.EntryCount; i++)
+                {
+                    var entry = new HashBucketEntry(Volatile.Read(ref bucket->Words[i]));
+                    if (!entry.IsEmpty && entry.Address >= beginAddress)
+                    {
+                        count++;
+                    }
+                }
+
+                long next = Volatile.Read(ref bucket->Words[HashBucket.OverflowWordIndex]) & HashBucket.OverflowIdMask;
+                if (next == 0)
+                {
+                    break;
+                }
+
+                bucket = _overflow.GetBucket(next);
+            }
+        }
+
+        return count;
+    }
 }

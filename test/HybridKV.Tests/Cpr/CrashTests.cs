@@ -25,8 +25,8 @@ public sealed class CrashTests : IDisposable
     [Trait("Category", "Lifecycle")]
     public async Task Killed_with_SIGKILL_again_and_again_the_store_recovers_every_sessions_exact_prefix()
     {
-        IReadOnlyList<string> outputs =
-            await KillAgainAndAgainAsync(kills: 20 * TestScale.Factor, run: "run", verify: "verify");
+        IReadOnlyList<string> outputs = await KillAgainAndAgainAsync(
+            kills: 20 * TestScale.Factor, run: "run", verify: "verify", everyThirdRunWaitsFor: "compacted");
         Assert.True(outputs.Count(o => o.Contains("compacted", StringComparison.Ordinal)) >= 2,
             $"fewer than two runs compacted the log before they were killed:{Environment.NewLine}" +
             string.Join(Environment.NewLine, outputs));
@@ -44,7 +44,9 @@ public sealed class CrashTests : IDisposable
     public Task Killed_with_SIGKILL_a_store_whose_operations_pile_up_on_cold_keys_recovers_them_in_issue_order() =>
         KillAgainAndAgainAsync(kills: 10 * TestScale.Factor, run: "run-hot", verify: "verify-hot");
 
-    private async Task<IReadOnlyList<string>> KillAgainAndAgainAsync(int kills, string run, string verify)
+    /// <param name="everyThirdRunWaitsFor">A line every third run prints before it is killed (after it, as before).</param>
+    private async Task<IReadOnlyList<string>> KillAgainAndAgainAsync(
+        int kills, string run, string verify, string? everyThirdRunWaitsFor = null)
     {
         string directory = _directory.NewSubdirectory();
         var random = new Random(20261121);
@@ -65,7 +67,11 @@ public sealed class CrashTests : IDisposable
             {
                 await helper.WaitForLineAsync("running", StartupTimeout);
                 verified++;
-                if (random.Next(3) != 0)
+                if (everyThirdRunWaitsFor is not null && attempt % 3 == 1)
+                {
+                    await helper.WaitForLineAsync(everyThirdRunWaitsFor, StartupTimeout);
+                }
+                else if (random.Next(3) != 0)
                 {
                     // Mostly after the first commit of this run, so that later kills land in and between checkpoints
                     // (a fresh process's first checkpoint is slow: everything in it is compiled on first use).
