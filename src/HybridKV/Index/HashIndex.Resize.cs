@@ -54,13 +54,41 @@ internal sealed partial class HashIndex
     /// <summary>
     /// Doubles the index while operations continue, unless it has reached its maximum size.
     /// </summary>
-    /// <param name="cancellationToken">Cancels waiting for a running resize or index checkpoint; once the new table is
-    /// published the resize runs to its end.</param>
+    /// <param name="cancellationToken">Cancels waiting for a running resize or checkpoint, or between attempts; once the
+    /// new table is in use the resize runs to its end.</param>
     /// <returns>Whether the index grew.</returns>
     /// <exception cref="InvalidOperationException">Growth was not enabled for this index.</exception>
     public async Task<bool> GrowAsync(CancellationToken cancellationToken)
     {
         IndexGrowth growth = _growth ?? throw new InvalidOperationException("This index was not set up to grow.");
+        var backoff = TimeSpan.FromMilliseconds(1);
+        while (true)
+        {
+            bool? grew = await TryGrowOnceAsync(growth, cancellationToken).ConfigureAwait(false);
+            if (grew is { } done)
+            {
+                return done;
+            }
+
+            // Prepare-to-resize was abandoned (some participant held its epoch too long): try again later, giving way
+            // to checkpoints meanwhile.
+            await Task.Delay(backoff, cancellationToken).ConfigureAwait(false);
+            backoff = TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, MaxAbandonBackoff.Ticks));
+        }
+    }
+
+    /// <summary>
+    /// How long prepare-to-resize may wait for the epoch before the resize gives up and the index goes back to stable:
+    /// operations that must swing an entry wait while it lasts, and a participant that holds its epoch (a protected
+    /// scope left idle) would otherwise stall them until it moves.
+    /// </summary>
+    internal static TimeSpan MaxPrepare { get; set; } = TimeSpan.FromMilliseconds(10);
+
+    private static readonly TimeSpan MaxAbandonBackoff = TimeSpan.FromSeconds(1);
+
+    /// <returns>Whether the index grew, or null when prepare-to-resize was abandoned.</returns>
+    private async Task<bool?> TryGrowOnceAsync(IndexGrowth growth, CancellationToken cancellationToken)
+    {
         await _structureLock.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
@@ -86,11 +114,27 @@ internal sealed partial class HashIndex
             // the phase to resizing").
             ResizeState resizing = prepare.Next(ResizePhase.Resizing);
             long resizingAt = 0;
-            await BumpAsync(growth, () =>
+            Task drained = BumpAsync(growth, () =>
             {
-                resizingAt = Stopwatch.GetTimestamp();
-                Volatile.Write(ref _resizeState, resizing.Word);
-            }).ConfigureAwait(false);
+                // A no-op if the prepare phase was abandoned meanwhile.
+                if (Interlocked.CompareExchange(ref _resizeState, resizing.Word, prepare.Word) == prepare.Word)
+                {
+                    resizingAt = Stopwatch.GetTimestamp();
+                }
+            });
+            if (!drained.IsCompleted &&
+                await Task.WhenAny(drained, Task.Delay(MaxPrepare, CancellationToken.None)).ConfigureAwait(false) != drained &&
+                Interlocked.CompareExchange(ref _resizeState, prepare.Next(ResizePhase.Stable).Word, prepare.Word) ==
+                prepare.Word)
+            {
+                // Back to stable on the old table. Nothing reaches the new table before resizing, so it goes now;
+                // the work stays published for finds that read prepare-to-resize (they use only its old table).
+                FreeNewTable(work);
+                return null;
+            }
+
+            await drained.ConfigureAwait(false);
+            Debug.Assert(ResizeStatus.Word == resizing.Word, "The trigger moved to resizing.");
             await GateAsync(growth, ResizePhase.Resizing).ConfigureAwait(false);
 
             SplitRemainingChunks(work, growth);
@@ -138,6 +182,8 @@ internal sealed partial class HashIndex
     }
 
     private unsafe ResizeWork CreateWork(long oldCount) => new(_buckets, oldCount, AllocateTable(oldCount * 2));
+
+    private static unsafe void FreeNewTable(ResizeWork work) => Utilities.LargeMemory.Free(work.New);
 
     private unsafe void InstallNewTable(ResizeWork work)
     {
@@ -404,27 +450,18 @@ internal sealed partial class HashIndex
         }
     }
 
-    /// <summary>Frees the old table and gives its overflow buckets back, once no thread can reach them.</summary>
-    private unsafe void FreeOldTable(ResizeWork work)
-    {
-        for (long offset = 0; offset < work.OldCount; offset++)
-        {
-            long next = work.Old[offset].Words[HashBucket.OverflowWordIndex] & HashBucket.OverflowIdMask;
-            while (next != 0)
-            {
-                long id = next;
-                next = _overflow.GetBucket(id)->Words[HashBucket.OverflowWordIndex] & HashBucket.OverflowIdMask;
-                _overflow.Return(id);
-            }
-        }
-
-        Utilities.LargeMemory.Free(work.Old);
-    }
+    /// <summary>
+    /// Frees the old table, once no thread can reach it. Its overflow buckets are not given back for reuse: a fuzzy
+    /// checkpoint may copy a reused bucket's old content (entries and link) and the bucket that newly links it, and a
+    /// recovered index would then hold stale entries, or a cycle. They stay allocated until the index is disposed (at
+    /// most about half the buckets' worth over all doublings, with the default threshold).
+    /// </summary>
+    private static unsafe void FreeOldTable(ResizeWork work) => Utilities.LargeMemory.Free(work.Old);
 
     private void DisposeResize()
     {
         // The store waits for a running resize before it disposes the index; a resize cannot be left half done.
-        Debug.Assert(_resize is null, "Disposing an index in the middle of a resize.");
+        Debug.Assert(ResizeStatus.Phase == ResizePhase.Stable, "Disposing an index in the middle of a resize.");
         _structureLock.Dispose();
     }
 

@@ -57,6 +57,9 @@ internal sealed class IndexGrowth : IDisposable
     /// <summary>The report of the last completed resize, if any.</summary>
     public ResizeReport? LastReport { get; private set; }
 
+    /// <summary>The longest any operation could have stalled on any resize so far (<see cref="ResizeReport.LongestStall"/>).</summary>
+    public TimeSpan LongestStall { get; private set; }
+
     /// <summary>Resizes completed so far.</summary>
     public int Completed { get; private set; }
 
@@ -138,6 +141,11 @@ internal sealed class IndexGrowth : IDisposable
     {
         LastReport = report;
         Completed++;
+        if (report.LongestStall > LongestStall)
+        {
+            LongestStall = report.LongestStall;
+        }
+
         IndexLog.Resized(_logger, report.OldBuckets, report.NewBuckets, report.PrepareStall.TotalMilliseconds,
             report.LongestSplitStall.TotalMilliseconds, report.SplitByOperations, report.Chunks,
             report.Duration.TotalMilliseconds);

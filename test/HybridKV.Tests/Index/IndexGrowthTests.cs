@@ -39,7 +39,10 @@ public sealed class IndexGrowthTests : IDisposable
 
         // Hold every resize in its resizing phase until the workers have done 2000 more operations: those operations
         // run while the background task splits nothing, so they split the chunks they touch themselves.
-        store.Engine.Growth.PhaseGate = phase => phase == ResizePhase.Resizing ? counter.WhenMore(2000) : Task.CompletedTask;
+        // A worker ends only by failing before it is stopped: then nothing waits for its operations any more.
+        var failed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        Task More(long count) => Task.WhenAny(counter.WhenMore(count), failed.Task);
+        store.Engine.Growth.PhaseGate = phase => phase == ResizePhase.Resizing ? More(2000) : Task.CompletedTask;
 
         var stop = new CancellationTokenSource();
         var models = new Dictionary<long, long>[Workers];
@@ -51,18 +54,19 @@ public sealed class IndexGrowthTests : IDisposable
             workers[w] = Task.Factory.StartNew(
                 () => RunWorker(store, worker * 1_000_000L, KeysPerWorker, models[worker], counter, seed: worker, stop.Token),
                 TaskCreationOptions.LongRunning);
+            _ = workers[w].ContinueWith(_ => failed.TrySetResult(), TaskScheduler.Default);
         }
 
         // Let the workers fill the index first, then double it five times (16 → 512 buckets) while they go on.
-        await counter.WhenMore(5000);
-        for (int i = 0; i < 5; i++)
+        await More(5000);
+        for (int i = 0; i < 5 && !failed.Task.IsCompleted; i++)
         {
             Assert.True(await store.GrowIndexAsync());
             reports.Add(store.Engine.Growth.LastReport!);
             Assert.Equal(16L << (i + 1), store.IndexBucketCount);
         }
 
-        await counter.WhenMore(2000);
+        await More(2000);
         await stop.CancelAsync();
         await Task.WhenAll(workers);
 
@@ -324,6 +328,35 @@ public sealed class IndexGrowthTests : IDisposable
         }
 
         Assert.Equal(Status.NotFound, session.ReadNow(Keys + 1).Status);
+    }
+
+    [Fact]
+    public async Task An_idle_protected_scope_delays_growth_but_never_stalls_other_sessions()
+    {
+        using CountStore store = TestStores.Create(InMemory());
+        using CountSession idle = store.NewSession();
+        using CountSession busy = store.NewSession();
+        Task<bool> growing;
+        using (idle.BeginProtectedScope())
+        {
+            // The scope holds its epoch, so prepare-to-resize cannot drain: the resize gives up and retries, and
+            // updates that need a new index entry (every upsert of a new key) go on meanwhile.
+            growing = Task.Run(() => store.GrowIndexAsync());
+            for (long k = 0; k < 300; k++)
+            {
+                Assert.Equal(Status.Ok, busy.Upsert(k, k));
+            }
+
+            Assert.False(growing.IsCompleted, "The resize cannot pass prepare-to-resize while the scope is open.");
+            Assert.Equal(16, store.IndexBucketCount);
+        }
+
+        Assert.True(await growing);
+        Assert.Equal(32, store.IndexBucketCount);
+        for (long k = 0; k < 300; k++)
+        {
+            Assert.Equal((Status.Ok, k), busy.ReadNow(k));
+        }
     }
 
     /// <summary>
