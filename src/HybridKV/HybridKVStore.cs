@@ -325,6 +325,33 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     /// <summary>Log compaction, with a device (for tests and metrics).</summary>
     internal Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>? LogCompaction => _logCompaction;
+    /// <summary>
+    /// The number of buckets the hash index has now: <see cref="StoreSettings.IndexBuckets"/> (or the recovered
+    /// checkpoint's size) until it grows.
+    /// </summary>
+    public long IndexBucketCount => _engine.Index.BucketCount;
+
+    /// <summary>
+    /// Doubles the hash index now, while sessions keep operating (FASTER appendix B), unless it has reached
+    /// <see cref="StoreSettings.IndexMaxBuckets"/>. The store also does this on its own when chains grow long
+    /// (<see cref="StoreSettings.IndexGrowthOverflowPercent"/>). A resize and an index checkpoint wait for each other.
+    /// </summary>
+    /// <param name="cancellationToken">Cancels waiting for a running resize or index checkpoint; once the resize has
+    /// started it runs to its end.</param>
+    /// <returns>Whether the index grew.</returns>
+    /// <exception cref="ObjectDisposedException">The store is disposed.</exception>
+    /// <exception cref="InvalidOperationException">The store must be recovered first.</exception>
+    public async Task<bool> GrowIndexAsync(CancellationToken cancellationToken = default)
+    {
+        if (IsDisposed)
+        {
+            ThrowHelper.ThrowObjectDisposed(GetType().Name);
+        }
+
+        ThrowIfRecoveryRequired();
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping.Token);
+        return await _engine.Index.GrowAsync(linked.Token).ConfigureAwait(false);
+    }
 
     /// <summary>The background copying of live records near the head, once started (for tests).</summary>
     internal Compaction.MemoryCompactor? MemoryCompactor => _memoryCompactor;
@@ -558,6 +585,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// </summary>
     private void StartBackgroundWork()
     {
+        // Index growth reads records to split chains, under epoch protection: not while recovery replays the log.
+        _engine.Growth.EnableAutomatic();
         if (Settings.MemoryCompactionMaxLiveFraction > 0 && _engine.Log.HasDevice && _memoryCompactor is null)
         {
             lock (_backgroundGate)
@@ -632,6 +661,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         _stopping.Cancel();
         _memoryCompactor?.Dispose();
         _logCompaction?.Dispose();
+        _engine.Growth.Stop();
         _periodicCheckpoints.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
         _checkpoints?.WaitUntilIdle();
 

@@ -32,11 +32,31 @@ public sealed record StoreSettings
     /// <summary>
     /// The number of 64-byte hash buckets, each holding up to seven hash chains before it overflows; a power of two
     /// from <see cref="MinIndexBuckets"/> to <see cref="MaxIndexBuckets"/>. Default 2^16 (4 MiB). Size it at about
-    /// (number of keys) / 4 for short chains. A store that recovers takes the recovered checkpoint's index, with the
-    /// size it was written with, whatever this says: a larger value takes effect only in a store that starts empty (the
-    /// index does not grow yet).
+    /// (number of keys) / 4 for short chains. This is the initial size: the index doubles online when its chains grow
+    /// long (<see cref="IndexGrowthOverflowPercent"/>), up to <see cref="IndexMaxBuckets"/>. A store that recovers takes
+    /// the recovered checkpoint's index, with the size it was written with, whatever this says.
     /// </summary>
     public long IndexBuckets { get; init; } = 1L << 16;
+
+    /// <summary>
+    /// Automatic index growth (FASTER appendix B): the index doubles, while operations continue, when the overflow
+    /// buckets linked into it exceed this percentage of its primary buckets. From 0 (the index never grows on its own)
+    /// to <see cref="MaxIndexGrowthOverflowPercent"/>. Default 50.
+    /// </summary>
+    public int IndexGrowthOverflowPercent { get; init; } = 50;
+
+    /// <summary>The largest allowed <see cref="IndexGrowthOverflowPercent"/>.</summary>
+    public const int MaxIndexGrowthOverflowPercent = 10_000;
+
+    /// <summary>
+    /// The most buckets the index grows to: a power of two from <see cref="IndexBuckets"/> to
+    /// <see cref="MaxIndexBuckets"/>, or null (the default) for 64 times <see cref="IndexBuckets"/>, at most
+    /// <see cref="MaxIndexBuckets"/>. An index recovered at this size or larger does not grow.
+    /// </summary>
+    public long? IndexMaxBuckets { get; init; }
+
+    /// <summary>The effective <see cref="IndexMaxBuckets"/>.</summary>
+    internal long IndexMaxBucketsOrDefault => IndexMaxBuckets ?? Math.Min(MaxIndexBuckets, IndexBuckets * 64);
 
     /// <summary>
     /// log2 of the log's page size, from <see cref="MinPageSizeBits"/> to <see cref="MaxPageSizeBits"/>. Default 22
@@ -253,6 +273,25 @@ public sealed record StoreSettings
                 nameof(IndexBuckets),
                 IndexBuckets,
                 $"{nameof(IndexBuckets)} must be a power of two from {MinIndexBuckets} to {MaxIndexBuckets}.");
+        }
+
+        if (IndexGrowthOverflowPercent < 0 || IndexGrowthOverflowPercent > MaxIndexGrowthOverflowPercent)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(IndexGrowthOverflowPercent),
+                IndexGrowthOverflowPercent,
+                $"{nameof(IndexGrowthOverflowPercent)} must be from 0 (no automatic growth) to " +
+                $"{MaxIndexGrowthOverflowPercent}.");
+        }
+
+        if (IndexMaxBuckets is { } maxBuckets &&
+            (maxBuckets < IndexBuckets || maxBuckets > MaxIndexBuckets || !BitOperations.IsPow2(maxBuckets)))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(IndexMaxBuckets),
+                maxBuckets,
+                $"{nameof(IndexMaxBuckets)} must be a power of two from {nameof(IndexBuckets)} ({IndexBuckets}) to " +
+                $"{MaxIndexBuckets}, or null for the default.");
         }
 
         if (PageSizeBits < MinPageSizeBits || PageSizeBits > MaxPageSizeBits)

@@ -174,7 +174,27 @@ public static class HybridKvYcsbStore
                 ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
             (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB, written {_device.BytesWritten >> 20} MiB") +
+            IndexGrowthProgress() +
             $", process {Environment.WorkingSet >> 20} MiB";
+
+        /// <summary>
+        /// The index's size and, once it has grown (start with a small --index-buckets to see it), the longest any
+        /// operation could have stalled on a resize: the prepare phase (operations that must swing an entry wait one
+        /// epoch drain) or the longest chunk split an operation did itself.
+        /// </summary>
+        private string IndexGrowthProgress()
+        {
+            HybridKV.Index.IndexGrowth growth = _store.Engine.Growth;
+            if (growth.LastReport is not { } last)
+            {
+                return $", index {_store.IndexBucketCount} buckets";
+            }
+
+            return $", index {_store.IndexBucketCount} buckets after {growth.Completed} doublings, longest operation " +
+                   $"stall in a resize {growth.LongestStall.TotalMilliseconds:F3} ms (last: prepare {last.PrepareStall.TotalMilliseconds:F3} ms, " +
+                   $"chunk split {last.LongestSplitStall.TotalMilliseconds:F3} ms, {last.SplitByOperations}/{last.Chunks} " +
+                   "chunks split by operations)";
+        }
 
         /// <summary>A pinned buffer of the value size, where a thread builds byte-sequence values it upserts.</summary>
         private byte[] NewScratch() => GC.AllocateArray<byte>(Math.Max(_valueBytes, 8), pinned: true);

@@ -16,6 +16,10 @@ namespace HybridKV.Checkpoints;
 /// <param name="Index">The index checkpoint recovery starts from, or null to rebuild the index from the log.</param>
 /// <param name="Sessions">Every session's commit point.</param>
 /// <param name="Identity">The store and log the checkpoint belongs to, and how its bytes are to be read.</param>
+/// <param name="IndexBuckets">The index's size while the commit ran (no resize runs during a checkpoint): every record
+/// below the final address was linked into a table of at most this many buckets, so recovery grows the index it loads
+/// to this size before it replays (a split chain cannot be replayed into a smaller table). Null in checkpoints written
+/// before the index could grow.</param>
 internal sealed record CheckpointMetadata(
     int Format,
     long Version,
@@ -27,7 +31,8 @@ internal sealed record CheckpointMetadata(
     long SnapshotStartAddress,
     IndexCheckpointMetadata? Index,
     IReadOnlyList<SessionCommitMetadata> Sessions,
-    StoreIdentity Identity)
+    StoreIdentity Identity,
+    long? IndexBuckets = null)
 {
     /// <summary>The format of this record; the same as the store's on-disk format.</summary>
     public const int CurrentFormat = StoreIdentity.CurrentFormat;

@@ -260,7 +260,16 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
                 cancellationToken).ConfigureAwait(false);
             await using (stream.ConfigureAwait(false))
             {
-                _engine.ReplaceIndex(await HashIndex.ReadCheckpointAsync(stream, cancellationToken).ConfigureAwait(false));
+                HashIndex loaded = await HashIndex.ReadCheckpointAsync(stream, cancellationToken).ConfigureAwait(false);
+                if (metadata.IndexBuckets is { } buckets && buckets > loaded.BucketCount)
+                {
+                    // The index grew between this index copy and the commit (a log-only checkpoint after a resize):
+                    // records in the replay range were linked into the larger table, whose split chains cannot be
+                    // replayed into a smaller one. Grown offline, each entry goes to both halves (always correct).
+                    loaded.GrowOffline(buckets);
+                }
+
+                _engine.ReplaceIndex(loaded);
             }
 
             replayFrom = Math.Max(metadata.BeginAddress, Math.Min(index.StartAddress, metadata.StartAddress));

@@ -94,7 +94,12 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         await _oneAtATime.WaitAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            return await RunAsync(kind, mode, cancellationToken).ConfigureAwait(false);
+            // No index resize runs during a checkpoint (one waits for the other): the index copy is of one table, and
+            // every record below the commit's final address was linked into a table no larger than the one recorded.
+            using (await _engine.Index.LockStructureAsync(cancellationToken).ConfigureAwait(false))
+            {
+                return await RunAsync(kind, mode, cancellationToken).ConfigureAwait(false);
+            }
         }
         finally
         {
@@ -127,7 +132,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         IReadOnlyList<SessionCommitMetadata> table = _sessions.TableWith(commit.Points);
         var metadata = new CheckpointMetadata(
             CheckpointMetadata.CurrentFormat, version, kind, mode, beginAddress, commit.StartAddress,
-            commit.FinalAddress, commit.SnapshotStartAddress, index, table, _identity);
+            commit.FinalAddress, commit.SnapshotStartAddress, index, table, _identity, _engine.Index.BucketCount);
         await writer.CommitAsync(JsonSerializer.SerializeToElement(metadata, CheckpointMetadata.JsonOptions), CancellationToken.None)
             .ConfigureAwait(false);
         CheckpointLog.Phase(_logger, writer.Token, "commit manifest", phase.Elapsed.TotalMilliseconds);

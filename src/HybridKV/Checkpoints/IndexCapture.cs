@@ -36,7 +36,8 @@ internal sealed class IndexCapture(HybridLog log, LightEpoch epoch, Func<HashInd
     /// <summary>
     /// The fuzzy index checkpoint: the start address is taken, then every operation that might have allocated below
     /// it is waited out, so that each of their records is either linked in the copied index or found by the replay
-    /// from the start address.
+    /// from the start address. The state machine holds the index's structure for the whole checkpoint
+    /// (<see cref="HashIndex.LockStructureAsync"/>), so the copy is of one table, of the size its header records.
     /// </summary>
     private async Task<IndexCheckpointMetadata?> WriteAsync(CheckpointWriter writer, CancellationToken cancellationToken)
     {

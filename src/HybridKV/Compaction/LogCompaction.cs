@@ -88,7 +88,12 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 return result;
             }
 
-            long reclaimed = _engine.Index.ReclaimEntriesBelow(until);
+            long reclaimed;
+            using (await _engine.Index.LockStructureAsync(token).ConfigureAwait(false))
+            {
+                reclaimed = _engine.Index.ReclaimEntriesBelow(until);
+            }
+
             long range = until - from;
             long tail = _engine.Log.TailAddress;
             // The range's live share, applied to the whole log: what the next compaction may expect to keep.
@@ -183,11 +188,11 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         long now = Environment.TickCount64;
-        if (_indexLiveBytes < 0 || now - _indexCountedAt >= 1000)
+        if ((_indexLiveBytes < 0 || now - _indexCountedAt >= 1000) &&
+            _engine.Index.TryCountEntriesFrom(_engine.Log.BeginAddress) is long entries)
         {
             _indexCountedAt = now;
-            _indexLiveBytes = _engine.Index.CountEntriesFrom(_engine.Log.BeginAddress) *
-                Log.LogRecord<TKey, TValue>.FixedSize;
+            _indexLiveBytes = entries * Log.LogRecord<TKey, TValue>.FixedSize;
         }
 
         return _indexLiveBytes;

@@ -1,4 +1,5 @@
 using System.Buffers.Binary;
+using System.Diagnostics;
 using System.Runtime.InteropServices;
 
 namespace HybridKV.Index;
@@ -16,10 +17,13 @@ internal sealed partial class HashIndex
 
     /// <summary>
     /// Writes the index to <paramref name="destination"/>: a header, the primary buckets, then the overflow buckets in
-    /// id order. Tentative entries are written as empty: their inserts had not finished.
+    /// id order. Tentative entries are written as empty: their inserts had not finished. The caller holds the structure
+    /// (<see cref="LockStructureAsync"/>), so no resize changes the table or its size under the copy, and the header's
+    /// bucket count is the size of the table copied; recovery loads whatever size was written.
     /// </summary>
     public async Task WriteCheckpointAsync(Stream destination, CancellationToken cancellationToken)
     {
+        Debug.Assert(ResizeStatus.Phase == ResizePhase.Stable, "An index checkpoint excludes resizes.");
         long overflowCount = _overflow.AllocatedCount;
         byte[] header = new byte[HeaderBytes];
         Magic.CopyTo(header);
@@ -91,6 +95,7 @@ internal sealed partial class HashIndex
             throw;
         }
 
+        index._overflowLinked = index.MeasureChains().OverflowBuckets;
         return index;
     }
 

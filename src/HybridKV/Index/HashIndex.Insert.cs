@@ -34,13 +34,17 @@ internal sealed unsafe partial class HashIndex
         var spinner = new SpinWait();
         while (true)
         {
-            if (TryFindEntry(hash, out IndexSlot existing))
+            // One resize word for the whole attempt: the slot returned carries it, so a table that a resize moved on
+            // from meanwhile refuses the slot's swap (TryUpdateEntry).
+            long state = Volatile.Read(ref _resizeState);
+            HashBucket* primary = PrimaryBucket(hash, state);
+            if (TryFindIn(primary, tag, state, out IndexSlot existing))
             {
                 return existing;
             }
 
             // Phase 1: claim the first empty slot of the chain, invisibly.
-            ref long free = ref FindOrAddEmptySlot(PrimaryBucket(hash));
+            ref long free = ref FindOrAddEmptySlot(primary, state);
             if (Interlocked.CompareExchange(ref free, tentative.Word, 0) != 0)
             {
                 continue;
@@ -48,7 +52,7 @@ internal sealed unsafe partial class HashIndex
 
             // Phase 2: if anyone else holds this tag, tentative or not, back off; otherwise make ours visible. Of two
             // racing inserts, the later CAS re-scans after the earlier one landed, so they cannot both finalize.
-            if (HasOtherEntryWithTag(PrimaryBucket(hash), tag, ref free))
+            if (HasOtherEntryWithTag(primary, tag, ref free))
             {
                 Volatile.Write(ref free, 0);
                 spinner.SpinOnce(sleep1Threshold: -1);
@@ -57,11 +61,11 @@ internal sealed unsafe partial class HashIndex
 
             var visible = new HashBucketEntry(tag, TentativeRecordAddress, tentative: false);
             Volatile.Write(ref free, visible.Word);
-            return new IndexSlot(ref free, visible);
+            return new IndexSlot(ref free, visible, state);
         }
     }
 
-    private ref long FindOrAddEmptySlot(HashBucket* bucket)
+    private ref long FindOrAddEmptySlot(HashBucket* bucket, long state)
     {
         while (true)
         {
@@ -85,6 +89,7 @@ internal sealed unsafe partial class HashIndex
                 if (observed == overflow)
                 {
                     next = fresh;
+                    OnOverflowLinked(state);
                 }
                 else
                 {

@@ -1,19 +1,30 @@
 using System.Diagnostics;
 using System.Numerics;
 using System.Runtime.CompilerServices;
-using System.Runtime.InteropServices;
 using HybridKV.Utilities;
 
 namespace HybridKV.Index;
 
 /// <summary>
 /// The latch-free hash index of FASTER §3: 2^k cache-line buckets of seven entries plus an overflow pointer, where
-/// each (offset, tag) pair has at most one visible entry, pointing at the newest record of its hash chain.
+/// each (offset, tag) pair has at most one visible entry, pointing at the newest record of its hash chain. The table
+/// doubles online (appendix B, <c>HashIndex.Resize.cs</c>).
 /// </summary>
 internal sealed unsafe partial class HashIndex : IDisposable
 {
-    private readonly HashBucket* _buckets;
-    private readonly long _mask;
+    // The current table. During a resize it is the old one; it changes only when the resize returns to stable, and is
+    // read only after the resize word (which is written after it), so a reader always pairs a word with its table.
+    private HashBucket* _buckets;
+    private long _mask;
+    private long _bucketCount;
+
+    // The ResizeState word: read by every find, written only by a resize.
+    private long _resizeState;
+
+    // Overflow buckets linked into the current table: what the automatic growth trigger compares with the bucket count.
+    // Approximate while a resize changes tables, which is all a trigger needs.
+    private long _overflowLinked;
+
     private readonly OverflowBucketAllocator _overflow = new();
     private bool _disposed;
 
@@ -25,17 +36,19 @@ internal sealed unsafe partial class HashIndex : IDisposable
             throw new ArgumentOutOfRangeException(nameof(bucketCount), bucketCount, "Must be a power of two.");
         }
 
-        BucketCount = bucketCount;
+        _bucketCount = bucketCount;
         _mask = bucketCount - 1;
-        nuint bytes = (nuint)bucketCount * HashBucket.Bytes;
-        _buckets = (HashBucket*)LargeMemory.AllocateZeroed(bytes, HashBucket.Bytes);
+        _buckets = AllocateTable(bucketCount);
     }
 
-    /// <summary>The number of primary buckets (2^k).</summary>
-    public long BucketCount { get; }
+    /// <summary>The number of primary buckets (2^k) of the current table; it doubles when a resize completes.</summary>
+    public long BucketCount => Volatile.Read(ref _bucketCount);
 
-    /// <summary>The number of overflow buckets allocated so far.</summary>
+    /// <summary>The number of overflow buckets allocated so far, by any table (including ones free for reuse).</summary>
     public long OverflowBucketCount => _overflow.AllocatedCount;
+
+    /// <summary>The resize status now.</summary>
+    public ResizeState ResizeStatus => new(Volatile.Read(ref _resizeState));
 
     /// <summary>
     /// Finds the visible (non-tentative) entry for the hash's (offset, tag), if there is one (FASTER's find_tag).
@@ -43,9 +56,19 @@ internal sealed unsafe partial class HashIndex : IDisposable
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryFindEntry(KeyHash hash, out IndexSlot slot)
     {
-        HashBucket* bucket = PrimaryBucket(hash);
+        long state = Volatile.Read(ref _resizeState);
+        // The one branch a resize adds to an operation: predictable, since the index is stable almost always.
+        HashBucket* bucket = (state & ResizeState.PhaseMask) == 0
+            ? _buckets + hash.Offset(_mask)
+            : BucketWhileResizing(hash, state);
+        return TryFindIn(bucket, hash.Tag, state, out slot);
+    }
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool TryFindIn(HashBucket* bucket, ushort tag, long state, out IndexSlot slot)
+    {
         // One masked compare per entry: the tag must match and the tentative bit must be clear.
-        long wanted = (long)hash.Tag << HashBucketEntry.TagShift;
+        long wanted = (long)tag << HashBucketEntry.TagShift;
         while (true)
         {
             long* words = bucket->Words;
@@ -54,7 +77,7 @@ internal sealed unsafe partial class HashIndex : IDisposable
                 long word = Volatile.Read(ref words[i]);
                 if ((word & HashBucketEntry.TagAndTentativeMask) == wanted && word != 0)
                 {
-                    slot = new IndexSlot(ref words[i], new HashBucketEntry(word));
+                    slot = new IndexSlot(ref words[i], new HashBucketEntry(word), state);
                     return true;
                 }
             }
@@ -72,11 +95,19 @@ internal sealed unsafe partial class HashIndex : IDisposable
 
     /// <summary>
     /// Swings the slot from the entry it observed to one pointing at <paramref name="newAddress"/>. On failure the slot
-    /// is left as it was and the caller starts over from the index.
+    /// is left as it was and the caller starts over from the index. It fails, without touching the slot, when the
+    /// index's resize status moved since the find (the slot's table may have been split and its entry copied; the
+    /// caller is still protected, so a status that did not move cannot move to a split before it leaves) or the find
+    /// ran while a resize was being prepared (FASTER appendix B).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static bool TryUpdateEntry(ref IndexSlot slot, long newAddress)
+    public bool TryUpdateEntry(ref IndexSlot slot, long newAddress)
     {
+        if (!ResizeState.AllowsUpdate(slot.ResizeWord, Volatile.Read(ref _resizeState)))
+        {
+            return false;
+        }
+
         var desired = new HashBucketEntry(slot.Observed.Tag, newAddress, tentative: false);
         if (Interlocked.CompareExchange(ref slot.Word, desired.Word, slot.Observed.Word) != slot.Observed.Word)
         {
@@ -88,22 +119,24 @@ internal sealed unsafe partial class HashIndex : IDisposable
     }
 
     /// <summary>Empties the slot if it still holds the entry it observed (FASTER §3.2, "Deleting an Entry").</summary>
-    public static bool TryDeleteEntry(ref IndexSlot slot)
+    public bool TryDeleteEntry(ref IndexSlot slot)
     {
-        return Interlocked.CompareExchange(ref slot.Word, 0, slot.Observed.Word) == slot.Observed.Word;
+        return ResizeState.AllowsUpdate(slot.ResizeWord, Volatile.Read(ref _resizeState)) &&
+               Interlocked.CompareExchange(ref slot.Word, 0, slot.Observed.Word) == slot.Observed.Word;
     }
 
+    /// <summary>The bucket the hash starts in under <paramref name="state"/>: the rare path of a find.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private HashBucket* PrimaryBucket(KeyHash hash)
+    private HashBucket* PrimaryBucket(KeyHash hash, long state)
     {
         Debug.Assert(!_disposed, "The index is disposed.");
-        return _buckets + hash.Offset(_mask);
+        return (state & ResizeState.PhaseMask) == 0 ? _buckets + hash.Offset(_mask) : BucketWhileResizing(hash, state);
     }
 
     /// <summary>Visits every visible entry (tests and diagnostics; not safe against concurrent updates).</summary>
     internal void ForEachEntry(Action<long, HashBucketEntry> visit)
     {
-        for (long offset = 0; offset < BucketCount; offset++)
+        for (long offset = 0; offset < _bucketCount; offset++)
         {
             HashBucket* bucket = _buckets + offset;
             while (true)
@@ -128,6 +161,34 @@ internal sealed unsafe partial class HashIndex : IDisposable
         }
     }
 
+    /// <summary>
+    /// The overflow buckets chained to the current table's buckets, and the longest chain of buckets (1 = no
+    /// overflow). Tests and diagnostics; not safe against concurrent updates.
+    /// </summary>
+    internal (long OverflowBuckets, int LongestChain) MeasureChains()
+    {
+        long overflow = 0;
+        int longest = 0;
+        for (long offset = 0; offset < _bucketCount; offset++)
+        {
+            int length = 1;
+            long next = _buckets[offset].Words[HashBucket.OverflowWordIndex] & HashBucket.OverflowIdMask;
+            while (next != 0)
+            {
+                length++;
+                next = _overflow.GetBucket(next)->Words[HashBucket.OverflowWordIndex] & HashBucket.OverflowIdMask;
+            }
+
+            overflow += length - 1;
+            longest = Math.Max(longest, length);
+        }
+
+        return (overflow, longest);
+    }
+
+    private static HashBucket* AllocateTable(long bucketCount) =>
+        (HashBucket*)LargeMemory.AllocateZeroed((nuint)bucketCount * HashBucket.Bytes, HashBucket.Bytes);
+
     public void Dispose()
     {
         if (_disposed)
@@ -136,6 +197,7 @@ internal sealed unsafe partial class HashIndex : IDisposable
         }
 
         _disposed = true;
+        DisposeResize();
         LargeMemory.Free(_buckets);
         _overflow.Dispose();
     }

@@ -207,6 +207,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private CopyForwardOutcome TryLinkCopy(
         LogRecord<TKey, TValue> source, ref IndexSlot slot, int epochEntry, long sourceInMemoryAt)
     {
+        if (slot.FoundWhilePreparing)
+        {
+            // The index is preparing a resize: no entry can be swung until the epoch moves on (FASTER appendix B).
+            return CopyForwardOutcome.NotNow;
+        }
+
         // A copy is written as a session in this phase would write it: at rest and in PREPARE as the version every
         // session runs as; in WAIT-FLUSH as the next version, which recovery of the commit skips (it finds the
         // original, below the final address, instead). Not in IN-PROGRESS or WAIT-PENDING, where an operation of
@@ -242,7 +248,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return CopyForwardOutcome.NotNow;
         }
 
-        if (HashIndex.TryUpdateEntry(ref slot, copyAddress))
+        if (Index.TryUpdateEntry(ref slot, copyAddress))
         {
             return CopyForwardOutcome.Copied;
         }

@@ -275,7 +275,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CopyUpdateFrom(
         ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, UpdatedLengthOf(source, in key, in input), slot.Address,
+        OperationStatus appended = TryAppendRecord(in key, UpdatedLengthOf(source, in key, in input), in slot,
                 tombstone: false, in session, out long address, out LogRecord<TKey, TValue> record);
         return appended == OperationStatus.Success
             ? CopyAndLink(ref slot, in key, in input, source, address, record)

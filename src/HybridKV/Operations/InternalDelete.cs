@@ -63,7 +63,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, 0, slot.Address, tombstone: true, in session,
+        OperationStatus appended = TryAppendRecord(in key, 0, in slot, tombstone: true, in session,
                 out long newAddress, out LogRecord<TKey, TValue> tombstone);
         if (appended != OperationStatus.Success)
         {

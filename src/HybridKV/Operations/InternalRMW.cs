@@ -56,7 +56,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus CreateInitialRecord(ref IndexSlot slot, in TKey key, in TInput input, in SessionView session)
     {
         int length = LogRecord<TKey, TValue>.HasVariableValue ? _functions.GetInitialValueLength(in key, in input) : 0;
-        OperationStatus appended = TryAppendRecord(in key, length, slot.Address, tombstone: false, in session,
+        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {
@@ -86,7 +86,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         int length = LogRecord<TKey, TValue>.HasVariableValue
             ? UpdatedLengthOf(Log.GetRecord<TKey, TValue>(sourceAddress), in key, in input)
             : 0;
-        OperationStatus appended = TryAppendRecord(in key, length, slot.Address, tombstone: false, in session,
+        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {

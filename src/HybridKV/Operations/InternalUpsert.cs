@@ -46,7 +46,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, in SessionView session)
     {
         int length = LogRecord<TKey, TValue>.ValueLengthOf(in value);
-        OperationStatus appended = TryAppendRecord(in key, length, slot.Address, tombstone: false, in session,
+        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {

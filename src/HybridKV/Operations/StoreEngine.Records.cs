@@ -57,13 +57,23 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// <see cref="OperationStatus.CrossVersion"/> when the global CPR state moved while the allocation waited for a
     /// page turn: the wait refreshed this thread's epoch, so a checkpoint may have moved past the phase this operation
     /// decided in (and even crossed the session's CPR point on its behalf). The reserved record is then left invalid
-    /// and the operation starts over with a fresh view.
+    /// and the operation starts over with a fresh view. Also <see cref="OperationStatus.CrossVersion"/>, before
+    /// anything is allocated, when <paramref name="slot"/> was found while the index prepared a resize: its entry
+    /// cannot be swung, and the session moves its epoch on before it starts over (FASTER appendix B).
     /// </returns>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus TryAppendRecord(
-        in TKey key, int valueLength, long previousAddress, bool tombstone, in SessionView session, out long address,
+        in TKey key, int valueLength, in IndexSlot slot, bool tombstone, in SessionView session, out long address,
         out LogRecord<TKey, TValue> record)
     {
+        if (slot.FoundWhilePreparing)
+        {
+            address = 0;
+            record = default;
+            return OperationStatus.CrossVersion;
+        }
+
+        long previousAddress = slot.Address;
         int size = LogRecord<TKey, TValue>.IsVariable ? CheckedRecordSize(in key, valueLength) : RecordSize;
         AllocationResult result = Log.TryAllocate(size, session.EpochEntry, out address);
         if (result != AllocationResult.Success)
@@ -119,10 +129,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// first, the record is marked invalid (it is in no chain) and the operation starts over (FASTER Alg. 3, 17–19).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private static OperationStatus LinkRecord(ref IndexSlot slot, long address, LogRecord<TKey, TValue> record)
+    private OperationStatus LinkRecord(ref IndexSlot slot, long address, LogRecord<TKey, TValue> record)
     {
         Debug.Assert(record.Header.PreviousAddress == slot.Address, "A record links to the entry it was built on.");
-        if (HashIndex.TryUpdateEntry(ref slot, address))
+        if (Index.TryUpdateEntry(ref slot, address))
         {
             return OperationStatus.Success;
         }

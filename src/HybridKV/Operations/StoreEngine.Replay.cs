@@ -27,14 +27,14 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         if (!IsOfNextVersion(header.Version, recoveredVersion, address, commitStart))
         {
             IndexSlot slot = Index.FindOrCreateEntry(HashOf(in key));
-            HashIndex.TryUpdateEntry(ref slot, address);
+            Index.TryUpdateEntry(ref slot, address);
             return false;
         }
 
         record.Header.SetInvalid();
         if (Index.TryFindEntry(HashOf(in key), out IndexSlot current) && current.Address >= address)
         {
-            HashIndex.TryUpdateEntry(ref current, header.PreviousAddress);
+            Index.TryUpdateEntry(ref current, header.PreviousAddress);
         }
 
         return true;

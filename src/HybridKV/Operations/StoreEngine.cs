@@ -37,16 +37,21 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         _settings = settings;
         _logger = logger;
         _functions = functions;
-        // Three rows more than sessions: the checkpoint state machine protects itself while it copies frames, the
-        // memory compactor while it copies records, and log compaction while it traces and copies records.
-        Epoch = new LightEpoch(settings.MaxSessions + 3);
+        // Four rows more than sessions: the checkpoint state machine protects itself while it copies frames, the
+        // memory compactor while it copies records, log compaction while it traces and copies records, and index
+        // growth while it splits buckets.
+        Epoch = new LightEpoch(settings.MaxSessions + 4);
         Epoch.TryAcquireEntry(out int maintenanceEntry);
         MaintenanceEntry = maintenanceEntry;
         Epoch.TryAcquireEntry(out int compactionEntry);
         CompactionEntry = compactionEntry;
         Epoch.TryAcquireEntry(out int logCompactionEntry);
         LogCompactionEntry = logCompactionEntry;
+        Epoch.TryAcquireEntry(out int growthEntry);
+        Growth = new IndexGrowth(Epoch, growthEntry, this, settings.IndexMaxBucketsOrDefault,
+            settings.IndexGrowthOverflowPercent, logger);
         Index = new HashIndex(settings.IndexBuckets);
+        Index.EnableGrowth(Growth);
         Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger,
             RecordFormat<TKey, TValue>.Instance);
     }
@@ -85,10 +90,14 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     public HashIndex Index { get; private set; }
 
-    /// <summary>Swaps in an index loaded by recovery, before any session exists.</summary>
+    /// <summary>Doubles the index when its chains grow long (FASTER appendix B).</summary>
+    public IndexGrowth Growth { get; }
+
+    /// <summary>Swaps in an index loaded by recovery, before any session exists (so no resize is running).</summary>
     public void ReplaceIndex(HashIndex index)
     {
         HashIndex old = Index;
+        index.EnableGrowth(Growth);
         Index = index;
         old.Dispose();
     }
@@ -103,6 +112,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         // No session is protected any more, so every waiting trigger action can run now: those that start flushes must
         // run before the log waits for its flushes and frees the frames they write from.
         Epoch.TryDrain();
+        Growth.Dispose();
         Log.Dispose();
         Index.Dispose();
         Epoch.Dispose();

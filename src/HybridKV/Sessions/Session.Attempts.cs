@@ -159,10 +159,27 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         if (status == OperationStatus.CrossVersion)
         {
+            if (_engine.Index.ResizeStatus.Phase != Index.ResizePhase.Stable)
+            {
+                // The index is preparing a resize and this attempt needs to swing an entry: only once this session
+                // (and every other) has moved its epoch on may the resize go on to the phase where it can (FASTER
+                // appendix B). The attempt has changed nothing yet; its view is taken again below.
+                MoveEpochForIndexResize();
+            }
+
             RefreshView();
             return true;
         }
 
         return false;
+    }
+
+    /// <summary>Moves this session's epoch on while the index prepares a resize, yielding the processor to whoever
+    /// holds the epoch back.</summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private void MoveEpochForIndexResize()
+    {
+        _epoch.Refresh(_epochEntry);
+        Thread.Yield();
     }
 }

@@ -21,13 +21,13 @@ public sealed class IndexCheckpointTests
         for (ushort tag = 0; tag < 60; tag++)
         {
             IndexSlot slot = index.FindOrCreateEntry(HashFor(tag, tag % 2));
-            Assert.True(HashIndex.TryUpdateEntry(ref slot, 1000 + tag));
+            Assert.True(index.TryUpdateEntry(ref slot, 1000 + tag));
         }
 
         for (ushort tag = 0; tag < 60; tag += 5)
         {
             Assert.True(index.TryFindEntry(HashFor(tag, tag % 2), out IndexSlot victim));
-            Assert.True(HashIndex.TryDeleteEntry(ref victim));
+            Assert.True(index.TryDeleteEntry(ref victim));
         }
 
         // An insert caught between its two phases.
@@ -51,7 +51,7 @@ public sealed class IndexCheckpointTests
         for (ushort tag = 1000; tag < 1040; tag++)
         {
             IndexSlot slot = loaded.FindOrCreateEntry(HashFor(tag, 0));
-            Assert.True(HashIndex.TryUpdateEntry(ref slot, tag));
+            Assert.True(loaded.TryUpdateEntry(ref slot, tag));
         }
 
         Assert.Equal(expected.Count + 40, Entries(loaded).Count);
@@ -69,7 +69,7 @@ public sealed class IndexCheckpointTests
         for (int i = 0; i < Tags; i++)
         {
             IndexSlot slot = index.FindOrCreateEntry(HashFor((ushort)(i & 0x7FFF), i % (1 << 12)));
-            HashIndex.TryUpdateEntry(ref slot, 1_000);
+            index.TryUpdateEntry(ref slot, 1_000);
         }
 
         var before = Entries(index);
@@ -82,7 +82,7 @@ public sealed class IndexCheckpointTests
             {
                 int i = random.Next(Tags);
                 if (index.TryFindEntry(HashFor((ushort)(i & 0x7FFF), i % (1 << 12)), out IndexSlot slot) &&
-                    HashIndex.TryUpdateEntry(ref slot, slot.Address + 1))
+                    index.TryUpdateEntry(ref slot, slot.Address + 1))
                 {
                     Interlocked.Increment(ref updates);
                 }

@@ -31,7 +31,7 @@ public sealed class HashIndexTests
         {
             IndexSlot slot = index.FindOrCreateEntry(HashFor(tag, 1));
             Assert.Equal(HashIndex.TentativeRecordAddress, slot.Address);
-            Assert.True(HashIndex.TryUpdateEntry(ref slot, 1000 + tag));
+            Assert.True(index.TryUpdateEntry(ref slot, 1000 + tag));
         }
 
         // 100 tags in one bucket of 7 need at least 14 overflow buckets.
@@ -48,7 +48,7 @@ public sealed class HashIndexTests
         for (ushort tag = 0; tag < Tags; tag += 2)
         {
             Assert.True(index.TryFindEntry(HashFor(tag, 1), out IndexSlot found));
-            Assert.True(HashIndex.TryDeleteEntry(ref found));
+            Assert.True(index.TryDeleteEntry(ref found));
             Assert.False(index.TryFindEntry(HashFor(tag, 1), out _));
         }
 
@@ -68,10 +68,10 @@ public sealed class HashIndexTests
         KeyHash hash = HashFor(7, 2);
         IndexSlot stale = index.FindOrCreateEntry(hash);
         IndexSlot fresh = index.FindOrCreateEntry(hash);
-        Assert.True(HashIndex.TryUpdateEntry(ref fresh, 500));
+        Assert.True(index.TryUpdateEntry(ref fresh, 500));
 
-        Assert.False(HashIndex.TryUpdateEntry(ref stale, 600));
-        Assert.False(HashIndex.TryDeleteEntry(ref stale));
+        Assert.False(index.TryUpdateEntry(ref stale, 600));
+        Assert.False(index.TryDeleteEntry(ref stale));
         Assert.True(index.TryFindEntry(hash, out IndexSlot now));
         Assert.Equal(500, now.Address);
     }
@@ -107,7 +107,7 @@ public sealed class HashIndexTests
                     {
                         if (index.TryFindEntry(hash, out IndexSlot victim))
                         {
-                            HashIndex.TryDeleteEntry(ref victim);
+                            index.TryDeleteEntry(ref victim);
                         }
 
                         continue;
@@ -117,7 +117,7 @@ public sealed class HashIndexTests
                     while (true)
                     {
                         IndexSlot slot = index.FindOrCreateEntry(hash);
-                        if (HashIndex.TryUpdateEntry(ref slot, slot.Address + 1))
+                        if (index.TryUpdateEntry(ref slot, slot.Address + 1))
                         {
                             break;
                         }
