@@ -18,8 +18,14 @@ internal sealed class LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, 
     /// trace started from (a copy must be linked from there). <paramref name="key"/> must stay valid across the
     /// device reads (a copy, or bytes in a buffer the caller owns).
     /// </summary>
+    /// <param name="key">The record's key.</param>
+    /// <param name="address">The record's address.</param>
+    /// <param name="newerFrom">Records at or above this address do not count as newer.</param>
+    /// <param name="coveredBelow">The caller knows that no record of the key lies between <paramref name="address"/>
+    /// and this address: a chain that reaches below it without meeting the key reaches the record (no device read).</param>
+    /// <param name="cancellationToken">Stops the trace.</param>
     public async ValueTask<(Liveness Liveness, LivenessTrace Trace)> TraceAsync(
-        TKey key, long address, long newerFrom, CancellationToken cancellationToken)
+        TKey key, long address, long newerFrom, long coveredBelow, CancellationToken cancellationToken)
     {
         LivenessTrace trace = default;
         Liveness liveness;
@@ -36,6 +42,11 @@ internal sealed class LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, 
         while (liveness == Liveness.OnDevice)
         {
             long cursor = trace.Cursor;
+            if (cursor < coveredBelow)
+            {
+                return (Liveness.Live, trace);
+            }
+
             await reader.ReadRecordAsync(cursor, cancellationToken).ConfigureAwait(false);
             liveness = Step(in key, address, newerFrom, cursor, ref trace);
         }

@@ -61,6 +61,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
     }
 
+    /// <summary>Whether two keys are equal by the user's equality (compaction's key sets).</summary>
+    public bool KeysEqual(in TKey first, in TKey second) => _functions.KeyEquals(in first, in second);
+
     /// <summary>
     /// One step of the trace on the device: <paramref name="record"/> was read at the trace's cursor. Returns
     /// <see cref="Liveness.Superseded"/> if it is a newer record of the key, otherwise moves the cursor down the chain

@@ -58,7 +58,7 @@ internal static class LogScan
                         }
 
                         (Liveness liveness, _) = await tracer.TraceAsync(KeyAt(reader, address), address, until,
-                            cancellationToken).ConfigureAwait(false);
+                            coveredBelow: long.MinValue, cancellationToken).ConfigureAwait(false);
                         if (liveness != Liveness.Live)
                         {
                             continue;
