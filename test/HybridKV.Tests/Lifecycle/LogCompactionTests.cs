@@ -236,4 +236,75 @@ public sealed class LogCompactionTests : IDisposable
 
     private static long LogDirectoryBytes(string directory) =>
         new DirectoryInfo(Path.Combine(directory, "log")).GetFiles("hlog.*").Sum(file => file.Length);
+
+    [Fact]
+    public async Task Byte_sequence_keys_and_values_compact_by_lookup_and_keep_every_live_value()
+    {
+        // Variable-length keys take the lookup path: each record traced from the index, chains followed on the device.
+        string directory = _directory.NewSubdirectory();
+        StoreSettings settings = VarLen.ByteStores.OnDevice(directory) with { LogCompactionRatio = 0, LogSegmentSizeBits = 16 };
+        using var store = VarLen.ByteStores.Create(settings);
+        using var session = store.NewSession();
+        var model = new Dictionary<string, byte[]>();
+        for (int round = 0; round < 4; round++)
+        {
+            for (int k = 0; k < 400; k++)
+            {
+                string key = $"key:{k}";
+                byte[] value = VarLen.ByteStores.Bytes(20 + ((k * 7 + round * 13) % 200), (round * 1000) + k);
+                Assert.Equal(Status.Ok, session.Upsert(key, value));
+                model[key] = value;
+            }
+        }
+
+        for (int k = 0; k < 400; k += 3)
+        {
+            Assert.True(VarLen.ByteStores.DeleteNow(session, System.Text.Encoding.UTF8.GetBytes($"key:{k}")));
+            model.Remove($"key:{k}");
+        }
+
+        CompactionResult result = await store.CompactAsync(store.HeadAddress);
+
+        Assert.True(result.RecordsExamined > 400 && result.UntilAddress == store.BeginAddress,
+            $"{result.RecordsExamined} records examined up to {result.UntilAddress}");
+        for (int k = 0; k < 400; k++)
+        {
+            string key = $"key:{k}";
+            byte[]? read = VarLen.ByteStores.ReadBytes(session, System.Text.Encoding.UTF8.GetBytes(key));
+            Assert.Equal(model.GetValueOrDefault(key), read);
+        }
+    }
+
+    [Fact]
+    public async Task Log_only_checkpoints_after_compaction_recover_although_their_full_checkpoints_log_was_deleted()
+    {
+        // A full checkpoint, then compaction and log-only checkpoints: once the full one is kept only for its index,
+        // the segments below the log-only checkpoints' begin address go, and the newest still recovers exactly.
+        string directory = _directory.NewSubdirectory();
+        Dictionary<long, long> model;
+        long begin;
+        using (var store = StoreOnDevice.Create(Manual(directory) with { CheckpointsToKeep = 2 }))
+        using (var session = store.NewSession())
+        {
+            model = Churn(session, rounds: 3);
+            await store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.FoldOver);
+            model = Churn(session, rounds: 3);
+            await store.CompactAsync(store.HeadAddress);
+            begin = store.BeginAddress;
+            await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.FoldOver);
+            await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.FoldOver);
+            long[] segments = LogFiles.SegmentNumbers(Path.Combine(directory, "log"));
+            Assert.All(segments, segment => Assert.True((segment + 1) << 16 > begin,
+                $"segment {segment} lies wholly below the begin address {begin} and was kept"));
+        }
+
+        using (var store = StoreOnDevice.Create(Manual(directory)))
+        {
+            RecoveryResult? recovered = await store.RecoverAsync();
+            Assert.NotNull(recovered);
+            Assert.Equal(begin, store.BeginAddress);
+            using var session = store.NewSession();
+            AssertMatches(session, model);
+        }
+    }
 }
