@@ -20,46 +20,13 @@ public sealed class LogCompactionTests : IDisposable
     private static StoreSettings Manual(string directory) =>
         StoreOnDevice.Settings(directory) with { LogCompactionRatio = 0 };
 
-    /// <summary>Writes every key <paramref name="rounds"/> times (value = round * 1_000_000 + key), so that all but
-    /// the last round are garbage, then deletes every seventh key.</summary>
     private static Dictionary<long, long> Churn(
-        HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session, int rounds)
-    {
-        var model = new Dictionary<long, long>();
-        for (int round = 1; round <= rounds; round++)
-        {
-            for (long k = 0; k < Keys; k++)
-            {
-                Assert.Equal(Status.Ok, session.Upsert(k, round * 1_000_000L + k));
-                model[k] = round * 1_000_000L + k;
-            }
-        }
-
-        for (long k = 0; k < Keys; k += 7)
-        {
-            Assert.NotEqual(Status.Error, session.DeleteNow(k));
-            model.Remove(k);
-        }
-
-        return model;
-    }
+        HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session, int rounds) =>
+        Lifecycle.Churn.Run(session, Keys, rounds, deleteEvery: 7);
 
     private static void AssertMatches(
-        HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session, Dictionary<long, long> model)
-    {
-        for (long k = 0; k < Keys; k++)
-        {
-            (Status status, long value) = session.ReadNow(k);
-            if (model.TryGetValue(k, out long expected))
-            {
-                Assert.Equal((Status.Ok, expected), (status, value));
-            }
-            else
-            {
-                Assert.Equal(Status.NotFound, status);
-            }
-        }
-    }
+        HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session,
+        Dictionary<long, long> model) => Lifecycle.Churn.AssertMatches(session, Keys, model);
 
     [Fact]
     public async Task Compaction_keeps_every_live_value_drops_the_rest_and_deletes_the_segments_below_it()

@@ -21,28 +21,9 @@ public sealed class ScanTests : IDisposable
     private Store NewStore() =>
         StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()) with { LogCompactionRatio = 0 });
 
-    /// <summary>Three rounds over every key (value round * 1_000_000 + key), then every fifth key deleted: a log
-    /// several times memory, its older rounds on the device.</summary>
-    private static Dictionary<long, long> Load(Session session)
-    {
-        var model = new Dictionary<long, long>();
-        for (int round = 1; round <= 3; round++)
-        {
-            for (long k = 0; k < Keys; k++)
-            {
-                Assert.Equal(Status.Ok, session.Upsert(k, round * 1_000_000L + k));
-                model[k] = round * 1_000_000L + k;
-            }
-        }
-
-        for (long k = 0; k < Keys; k += 5)
-        {
-            Assert.NotEqual(Status.Error, session.DeleteNow(k));
-            model.Remove(k);
-        }
-
-        return model;
-    }
+    /// <summary>Three rounds over every key, then every fifth key deleted: a log several times memory, its older
+    /// rounds on the device.</summary>
+    private static Dictionary<long, long> Load(Session session) => Churn.Run(session, Keys, rounds: 3, deleteEvery: 5);
 
     [Fact]
     public async Task A_range_scan_returns_every_record_in_address_order_from_the_device_and_from_memory()
