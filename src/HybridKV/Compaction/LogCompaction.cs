@@ -120,14 +120,19 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
 
     private async Task RunAutomaticAsync(double ratio, long minBytes)
     {
+        // After a failure (a damaged segment, a failing device), the next attempt waits 1 s, then twice as long each
+        // time up to 5 min: the store keeps serving, and the log does not fill with the same error at every page turn.
+        TimeSpan backoff = TimeSpan.Zero;
+        long retryAt = 0;
         while (!_stopping.IsCancellationRequested)
         {
             Task turned = _engine.Log.PageTurned;
-            if (NextCompactionUntil(ratio, minBytes) is long until)
+            if (Environment.TickCount64 >= retryAt && NextCompactionUntil(ratio, minBytes) is long until)
             {
                 try
                 {
                     await CompactAsync(until, CancellationToken.None).ConfigureAwait(false);
+                    backoff = TimeSpan.Zero;
                 }
                 catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
                 {
@@ -137,7 +142,10 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 catch (Exception error)
 #pragma warning restore CA1031
                 {
-                    StoreLog.CompactionFailed(_logger, error);
+                    backoff = backoff == TimeSpan.Zero ? TimeSpan.FromSeconds(1)
+                        : TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, TimeSpan.FromMinutes(5).Ticks));
+                    retryAt = Environment.TickCount64 + (long)backoff.TotalMilliseconds;
+                    StoreLog.CompactionFailed(_logger, error, backoff.TotalSeconds);
                 }
             }
 

@@ -59,7 +59,7 @@ internal static partial class StoreLog
         long examined, long tombstones, long reclaimed, double milliseconds);
 
     [LoggerMessage(EventId = 12, Level = LogLevel.Error,
-        Message = "Automatic log compaction failed; it tries again at the next trigger. The log is intact: a " +
-                  "compaction that stops part way leaves copies that change no value")]
-    public static partial void CompactionFailed(ILogger logger, Exception error);
+        Message = "Automatic log compaction failed; it tries again in {RetrySeconds} s at the earliest. The log is " +
+                  "intact: a compaction that stops part way leaves copies that change no value")]
+    public static partial void CompactionFailed(ILogger logger, Exception error, double retrySeconds);
 }
