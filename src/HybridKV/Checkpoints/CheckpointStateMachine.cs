@@ -1,3 +1,4 @@
+using HybridKV.Utilities;
 using System.Diagnostics;
 using System.Text.Json;
 using HybridKV.Devices;
@@ -199,9 +200,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
                 break;
             }
 
-            await drained.WaitAsync(TimeSpan.FromMilliseconds(100)).ContinueWith(static _ => { },
-                CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default)
-                .ConfigureAwait(false);
+            await drained.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(100)).ConfigureAwait(false);
         }
     }
 

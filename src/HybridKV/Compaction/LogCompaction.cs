@@ -52,9 +52,6 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>Bytes of log dropped below the begin address by compactions.</summary>
     public long BytesReclaimed => Interlocked.Read(ref _bytesReclaimed);
 
-    /// <summary>The background loop (tests).</summary>
-    internal Task Automatic => _automatic;
-
     /// <summary>The live data the last compaction estimated, or -1 before the first.</summary>
     public long EstimatedLiveBytes => Interlocked.Read(ref _estimatedLiveBytes);
 

@@ -1,3 +1,4 @@
+using HybridKV.Utilities;
 using HybridKV.Log;
 using HybridKV.Operations;
 
@@ -71,7 +72,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             for (int i = pageRecords.Count - 1; i >= 0; i--)
             {
                 (long address, bool tombstone) = pageRecords[i];
-                bool newest = seen.Add(KeyAt(address));
+                bool newest = seen.Add(_reader.KeyAt(address));
                 if (address >= until)
                 {
                     continue;
@@ -103,7 +104,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 CollectRecords(page, page + log.PageSize, pageRecords);
                 foreach ((long address, _) in pageRecords)
                 {
-                    rewritten.Add(KeyAt(address));
+                    rewritten.Add(_reader.KeyAt(address));
                 }
             }
 
@@ -123,7 +124,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 currentPage = page;
             }
 
-            if (rewritten.Contains(KeyAt(address)))
+            if (rewritten.Contains(_reader.KeyAt(address)))
             {
                 continue;
             }
@@ -143,7 +144,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     {
         records.Clear();
         long next = start;
-        while (NextRecord(ref next, end, out long address, out bool tombstone))
+        while (_reader.NextRecord(ref next, end, out long address, out bool tombstone))
         {
             records.Add((address, tombstone));
         }
@@ -179,7 +180,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             // before anything is dropped).
             await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
             long next = start;
-            while (NextRecord(ref next, end, out long address, out bool tombstone))
+            while (_reader.NextRecord(ref next, end, out long address, out bool tombstone))
             {
                 cancellationToken.ThrowIfCancellationRequested();
                 result = result with { RecordsExamined = result.RecordsExamined + 1 };
@@ -206,38 +207,13 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return result;
     }
 
-    /// <summary>The next valid record of the page buffer at or after <paramref name="next"/>, checked against its
-    /// checksum.</summary>
-    private bool NextRecord(ref long next, long end, out long address, out bool tombstone)
-    {
-        PageRecords<TKey, TValue> walk = _reader.Records(next, end);
-        while (walk.MoveNext())
-        {
-            LogRecord<TKey, TValue> record = walk.Current;
-            next = walk.Address + record.Size;
-            _reader.ThrowIfDamaged(record, walk.Address, (int)(_engine.Log.PageSize - (walk.Address & (_engine.Log.PageSize - 1L))));
-            if (record.Header.Invalid)
-            {
-                continue;
-            }
-
-            address = walk.Address;
-            tombstone = record.Header.Tombstone;
-            return true;
-        }
-
-        address = LogAddress.Invalid;
-        tombstone = false;
-        return false;
-    }
-
     /// <summary>Copies the record at <paramref name="address"/> (in the page buffer) if it is live; returns the bytes
     /// copied (0 if it was not live).</summary>
     private async ValueTask<int> CopyIfLiveAsync(long address, long coveredBelow, CancellationToken cancellationToken)
     {
         while (true)
         {
-            TKey key = KeyAt(address);
+            TKey key = _reader.KeyAt(address);
             (Liveness liveness, LivenessTrace trace) = await _tracer
                 .TraceAsync(key, address, newerFrom: long.MaxValue, coveredBelow, cancellationToken)
                 .ConfigureAwait(false);
@@ -253,10 +229,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             }
 
             // No room at the tail yet, or a commit between IN-PROGRESS and WAIT-FLUSH: wait, then trace again.
-            Task signal = _engine.Log.SpaceSignal;
-            await signal.WaitAsync(TimeSpan.FromMilliseconds(20), cancellationToken)
-                .ContinueWith(static _ => { }, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously,
-                    TaskScheduler.Default).ConfigureAwait(false);
+            await _engine.Log.SpaceSignal.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(20), cancellationToken)
+                .ConfigureAwait(false);
             cancellationToken.ThrowIfCancellationRequested();
             if (_engine.Log.FlushError is { } error)
             {
@@ -264,13 +238,6 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                     "Compaction stopped: writing the log to its device failed, so copies cannot be made room for.", error);
             }
         }
-    }
-
-    private TKey KeyAt(long address)
-    {
-        // A VarBytes key points into the page buffer, which stays put until the next page is read.
-        VarBytes scratch = default;
-        return _reader.PageRecordAt(address).KeyRef(ref scratch);
     }
 
     private CopyForwardOutcome TryCopy(long address, long tracedEntry, out int size)

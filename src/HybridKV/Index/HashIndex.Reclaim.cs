@@ -18,33 +18,15 @@ internal sealed unsafe partial class HashIndex
     {
         Debug.Assert(_structureLock.CurrentCount == 0, "The caller holds the index's structure.");
         long reclaimed = 0;
-        for (long offset = 0; offset < BucketCount; offset++)
+        ForEachEntryWord((long _, ref long word) =>
         {
-            HashBucket* bucket = _buckets + offset;
-            while (true)
+            var entry = new HashBucketEntry(Volatile.Read(ref word));
+            if (!entry.IsEmpty && !entry.Tentative && entry.Address != TentativeRecordAddress &&
+                entry.Address < beginAddress && Interlocked.CompareExchange(ref word, 0, entry.Word) == entry.Word)
             {
-                for (int i = 0; i < HashBucket.EntryCount; i++)
-                {
-                    ref long word = ref bucket->Words[i];
-                    var entry = new HashBucketEntry(Volatile.Read(ref word));
-                    if (!entry.IsEmpty && !entry.Tentative && entry.Address != TentativeRecordAddress &&
-                        entry.Address < beginAddress &&
-                        Interlocked.CompareExchange(ref word, 0, entry.Word) == entry.Word)
-                    {
-                        reclaimed++;
-                    }
-                }
-
-                long next = Volatile.Read(ref bucket->Words[HashBucket.OverflowWordIndex]) & HashBucket.OverflowIdMask;
-                if (next == 0)
-                {
-                    break;
-                }
-
-                bucket = _overflow.GetBucket(next);
+                reclaimed++;
             }
-        }
-
+        });
         return reclaimed;
     }
 
@@ -73,30 +55,14 @@ internal sealed unsafe partial class HashIndex
     private long CountEntriesFrom(long beginAddress)
     {
         long count = 0;
-        for (long offset = 0; offset < BucketCount; offset++)
+        ForEachEntryWord((long _, ref long word) =>
         {
-            HashBucket* bucket = _buckets + offset;
-            while (true)
+            var entry = new HashBucketEntry(Volatile.Read(ref word));
+            if (!entry.IsEmpty && entry.Address >= beginAddress)
             {
-                for (int i = 0; i < HashBucket.EntryCount; i++)
-                {
-                    var entry = new HashBucketEntry(Volatile.Read(ref bucket->Words[i]));
-                    if (!entry.IsEmpty && entry.Address >= beginAddress)
-                    {
-                        count++;
-                    }
-                }
-
-                long next = Volatile.Read(ref bucket->Words[HashBucket.OverflowWordIndex]) & HashBucket.OverflowIdMask;
-                if (next == 0)
-                {
-                    break;
-                }
-
-                bucket = _overflow.GetBucket(next);
+                count++;
             }
-        }
-
+        });
         return count;
     }
 }

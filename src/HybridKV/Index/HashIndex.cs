@@ -134,7 +134,23 @@ internal sealed unsafe partial class HashIndex : IDisposable
     }
 
     /// <summary>Visits every visible entry (tests and diagnostics; not safe against concurrent updates).</summary>
-    internal void ForEachEntry(Action<long, HashBucketEntry> visit)
+    internal void ForEachEntry(Action<long, HashBucketEntry> visit) =>
+        ForEachEntryWord((long offset, ref long word) =>
+        {
+            var entry = new HashBucketEntry(Volatile.Read(ref word));
+            if (!entry.IsEmpty)
+            {
+                visit(offset, entry);
+            }
+        });
+
+    private delegate void EntryWordVisitor(long offset, ref long word);
+
+    /// <summary>
+    /// Calls <paramref name="visit"/> with every entry word of the current table, primary buckets and their overflow
+    /// chains, and the offset of the primary bucket. The caller keeps resizes out if it must see one table whole.
+    /// </summary>
+    private void ForEachEntryWord(EntryWordVisitor visit)
     {
         for (long offset = 0; offset < _bucketCount; offset++)
         {
@@ -143,11 +159,7 @@ internal sealed unsafe partial class HashIndex : IDisposable
             {
                 for (int i = 0; i < HashBucket.EntryCount; i++)
                 {
-                    var entry = new HashBucketEntry(Volatile.Read(ref bucket->Words[i]));
-                    if (!entry.IsEmpty)
-                    {
-                        visit(offset, entry);
-                    }
+                    visit(offset, ref bucket->Words[i]);
                 }
 
                 long next = Volatile.Read(ref bucket->Words[HashBucket.OverflowWordIndex]) & HashBucket.OverflowIdMask;

@@ -176,9 +176,7 @@ internal sealed partial class HybridLog
                     $"Writing the log to its device failed below address {address}.", error.SourceException);
             }
 
-            await signal.WaitAsync(TimeSpan.FromMilliseconds(100), cancellationToken)
-                .ContinueWith(static _ => { }, CancellationToken.None, TaskContinuationOptions.ExecuteSynchronously,
-                    TaskScheduler.Default).ConfigureAwait(false);
+            await signal.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(100), cancellationToken).ConfigureAwait(false);
             cancellationToken.ThrowIfCancellationRequested();
         }
     }

@@ -20,6 +20,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private readonly AlignedBuffer _page;
     private readonly AlignedBuffer _record;
     private long _pageAddress = LogAddress.Invalid;
+    private bool _pageFromDevice;
     private int _recordOffset;
 
     /// <param name="log">The log.</param>
@@ -48,10 +49,13 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     {
         long pageAddress = from & ~(_log.PageSize - 1L);
         _pageAddress = pageAddress;
+        _pageFromDevice = false;
         if (TryCopyFromMemory(pageAddress, from, to))
         {
             return false;
         }
+
+        _pageFromDevice = true;
 
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
         long sectorMask = device.SectorSize - 1;
@@ -117,6 +121,43 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// <summary>The records of the page last read, in [<paramref name="from"/>, <paramref name="to"/>).</summary>
     public unsafe PageRecords<TKey, TValue> Records(long from, long to) =>
         new((byte*)_page.Pin().Pointer, _pageAddress, _log.PageSize, from, to);
+
+    /// <summary>
+    /// The next written, valid record of the page last read, at or after <paramref name="next"/> and before
+    /// <paramref name="end"/> (which it moves past); one read from the device is checked against its checksum first.
+    /// </summary>
+    public bool NextRecord(ref long next, long end, out long address, out bool tombstone)
+    {
+        PageRecords<TKey, TValue> walk = Records(next, end);
+        while (walk.MoveNext())
+        {
+            LogRecord<TKey, TValue> record = walk.Current;
+            next = walk.Address + record.Size;
+            if (_pageFromDevice)
+            {
+                ThrowIfDamaged(record, walk.Address, (int)(_log.PageSize - (walk.Address & (_log.PageSize - 1L))));
+            }
+
+            if (!record.Header.Invalid)
+            {
+                address = walk.Address;
+                tombstone = record.Header.Tombstone;
+                return true;
+            }
+        }
+
+        address = LogAddress.Invalid;
+        tombstone = false;
+        return false;
+    }
+
+    /// <summary>The key of the record at <paramref name="address"/> of the page last read: a <see cref="VarBytes"/>
+    /// key points into the page buffer, which stays put until the next page is read.</summary>
+    public TKey KeyAt(long address)
+    {
+        VarBytes scratch = default;
+        return PageRecordAt(address).KeyRef(ref scratch);
+    }
 
     /// <summary>The record at <paramref name="address"/> of the page last read (an address a walk of it returned).</summary>
     public unsafe LogRecord<TKey, TValue> PageRecordAt(long address)

@@ -33,16 +33,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         long cursor = trace.Cursor;
         while (true)
         {
-            if (cursor == target)
+            if (Reached(cursor, target) is { } reached)
             {
-                return Liveness.Live;
-            }
-
-            if (cursor < target)
-            {
-                // The chain went past it (or the index no longer leads to it): a newer record replaced it, or it was
-                // never linked.
-                return Liveness.Superseded;
+                return reached;
             }
 
             if (cursor < head)
@@ -79,8 +72,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         long previous = record.Header.PreviousAddress;
         trace = trace with { Cursor = previous };
-        return previous == target ? Liveness.Live : previous < target ? Liveness.Superseded : Liveness.OnDevice;
+        return Reached(previous, target) ?? Liveness.OnDevice;
     }
+
+    /// <summary>
+    /// Where a chain walk toward <paramref name="target"/> stands at <paramref name="cursor"/>: at it (live), past it
+    /// (the index no longer leads to it: a newer record replaced it, or it was never linked), or not yet (null).
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static Liveness? Reached(long cursor, long target) =>
+        cursor == target ? Liveness.Live : cursor < target ? Liveness.Superseded : null;
 
     /// <summary>
     /// Appends a copy of <paramref name="source"/> (a record of the log at <paramref name="address"/>, in memory or

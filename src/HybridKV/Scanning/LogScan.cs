@@ -45,9 +45,9 @@ internal static class LogScan
                 pin.MoveTo(page);
                 // Records below the begin address are gone (compaction moved it past this scan's pin: not possible
                 // while pinned, but a user's ShiftBeginAddressAsync before the pin was taken is).
-                bool fromDevice = await reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
+                await reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
                 long next = start;
-                while (Next(reader, log, fromDevice, ref next, end, out long address, out bool tombstone))
+                while (reader.NextRecord(ref next, end, out long address, out bool tombstone))
                 {
                     cancellationToken.ThrowIfCancellationRequested();
                     if (liveOnly)
@@ -57,7 +57,7 @@ internal static class LogScan
                             continue;
                         }
 
-                        (Liveness liveness, _) = await tracer.TraceAsync(KeyAt(reader, address), address, until,
+                        (Liveness liveness, _) = await tracer.TraceAsync(reader.KeyAt(address), address, until,
                             coveredBelow: long.MinValue, cancellationToken).ConfigureAwait(false);
                         if (liveness != Liveness.Live)
                         {
@@ -73,44 +73,6 @@ internal static class LogScan
         {
             engine.Epoch.ReleaseEntry(entry);
         }
-    }
-
-    /// <summary>The next written, valid record of the page buffer at or after <paramref name="next"/>; one read from
-    /// the device is checked against its checksum.</summary>
-    private static bool Next<TKey, TValue>(LogReader<TKey, TValue> reader, HybridLog log, bool fromDevice,
-        ref long next, long end, out long address, out bool tombstone)
-        where TKey : unmanaged
-        where TValue : unmanaged
-    {
-        PageRecords<TKey, TValue> walk = reader.Records(next, end);
-        while (walk.MoveNext())
-        {
-            LogRecord<TKey, TValue> record = walk.Current;
-            next = walk.Address + record.Size;
-            if (fromDevice)
-            {
-                reader.ThrowIfDamaged(record, walk.Address, (int)(log.PageSize - (walk.Address & (log.PageSize - 1L))));
-            }
-
-            if (!record.Header.Invalid)
-            {
-                address = walk.Address;
-                tombstone = record.Header.Tombstone;
-                return true;
-            }
-        }
-
-        address = LogAddress.Invalid;
-        tombstone = false;
-        return false;
-    }
-
-    private static TKey KeyAt<TKey, TValue>(LogReader<TKey, TValue> reader, long address)
-        where TKey : unmanaged
-        where TValue : unmanaged
-    {
-        VarBytes scratch = default;
-        return reader.PageRecordAt(address).KeyRef(ref scratch);
     }
 
     private static ScanRecord<TKey, TValue> RecordAt<TKey, TValue>(LogReader<TKey, TValue> reader, long address, bool tombstone)

@@ -19,3 +19,15 @@ internal sealed class AsyncSignal
         Interlocked.Exchange(ref _next, fresh).TrySetResult();
     }
 }
+
+/// <summary>Waiting for a signal that may never come, as the store's retry loops do.</summary>
+internal static class SignalWaits
+{
+    /// <summary>
+    /// Completes when <paramref name="signal"/> does, after <paramref name="timeout"/>, or on cancellation, without
+    /// throwing: the caller checks again what it waits for (and its token) either way.
+    /// </summary>
+    public static Task WaitOrTimeoutAsync(this Task signal, TimeSpan timeout, CancellationToken cancellationToken = default) =>
+        signal.WaitAsync(timeout, cancellationToken).ContinueWith(static _ => { }, CancellationToken.None,
+            TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
+}

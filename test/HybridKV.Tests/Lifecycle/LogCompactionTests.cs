@@ -45,9 +45,7 @@ public sealed class LogCompactionTests : IDisposable
         Assert.True(result.RecordsCopied < result.RecordsExamined / 2,
             $"copied {result.RecordsCopied} of {result.RecordsExamined}: most records were superseded");
         Assert.True(result.RecordsCopied > 0, "some live records were on the device");
-        long[] segments = LogFiles.SegmentNumbers(Path.Combine(directory, "log"));
-        Assert.All(segments, segment => Assert.True((segment + 1) << 16 > store.BeginAddress,
-            $"segment {segment} lies wholly below the begin address {store.BeginAddress} and was kept"));
+        AssertNoSegmentBelow(directory, store.BeginAddress);
         AssertMatches(session, model);
     }
 
@@ -193,13 +191,16 @@ public sealed class LogCompactionTests : IDisposable
             await store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.FoldOver);
         }
 
-        long[] segments = LogFiles.SegmentNumbers(Path.Combine(directory, "log"));
-        Assert.All(segments, segment => Assert.True((segment + 1) << 16 > begin,
-            $"segment {segment} lies wholly below the begin address {begin} and was kept"));
+        AssertNoSegmentBelow(directory, begin);
         Assert.True(LogDirectoryBytes(directory) < Rounds * liveBytes,
             $"the log's files hold {LogDirectoryBytes(directory)} bytes: all {Rounds * liveBytes} written");
         AssertMatches(session, model);
     }
+
+    /// <summary>Every segment file (64 KiB) lying wholly below <paramref name="begin"/> was deleted.</summary>
+    private static void AssertNoSegmentBelow(string directory, long begin) =>
+        Assert.All(LogFiles.SegmentNumbers(Path.Combine(directory, "log")), segment => Assert.True(
+            (segment + 1) << 16 > begin, $"segment {segment} lies wholly below the begin address {begin} and was kept"));
 
     private static long LogDirectoryBytes(string directory) =>
         new DirectoryInfo(Path.Combine(directory, "log")).GetFiles("hlog.*").Sum(file => file.Length);
@@ -260,9 +261,7 @@ public sealed class LogCompactionTests : IDisposable
             begin = store.BeginAddress;
             await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.FoldOver);
             await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.FoldOver);
-            long[] segments = LogFiles.SegmentNumbers(Path.Combine(directory, "log"));
-            Assert.All(segments, segment => Assert.True((segment + 1) << 16 > begin,
-                $"segment {segment} lies wholly below the begin address {begin} and was kept"));
+            AssertNoSegmentBelow(directory, begin);
         }
 
         using (var store = StoreOnDevice.Create(Manual(directory)))
