@@ -200,6 +200,13 @@ public sealed record StoreSettings
     /// <summary>Where the store logs; <see langword="null"/> for no logging.</summary>
     public ILoggerFactory? LoggerFactory { get; init; }
 
+    /// <summary>
+    /// The clock that decides when values written with an <see cref="Expiration"/> expire (and from when a time to
+    /// live counts). Default <see cref="System.TimeProvider.System"/>, the system's UTC clock; a clock set back makes
+    /// an expired value that compaction has not dropped yet readable again.
+    /// </summary>
+    public TimeProvider TimeProvider { get; init; } = TimeProvider.System;
+
     /// <summary>The log's page size in bytes.</summary>
     public int PageSize => 1 << PageSizeBits;
 
@@ -267,6 +274,12 @@ public sealed record StoreSettings
     /// without a log device).</exception>
     public void Validate()
     {
+        if (TimeProvider is null)
+        {
+            throw new ArgumentNullException(nameof(TimeProvider),
+                $"{nameof(TimeProvider)} must be a clock; leave it unset for {nameof(System.TimeProvider)}.System.");
+        }
+
         if (IndexBuckets < MinIndexBuckets || IndexBuckets > MaxIndexBuckets || !BitOperations.IsPow2(IndexBuckets))
         {
             throw new ArgumentOutOfRangeException(

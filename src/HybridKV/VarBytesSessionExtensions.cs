@@ -17,13 +17,14 @@ public static class VarBytesSessionExtensions
 {
     private const int StackKeyBytes = 256;
 
-    /// <summary>Inserts or overwrites a value.</summary>
+    /// <summary>Inserts or overwrites a value, which expires as <paramref name="expiration"/> says (default never).</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException">The record would be larger than a page.</exception>
     public static unsafe Status Upsert<TInput, TOutput, TContext, TFunctions>(
         this Session<VarBytes, VarBytes, TInput, TOutput, TContext, TFunctions> session,
         ReadOnlySpan<byte> key,
-        ReadOnlySpan<byte> value)
+        ReadOnlySpan<byte> value,
+        Expiration expiration = default)
         where TFunctions : struct, IFunctions<VarBytes, VarBytes, TInput, TOutput, TContext>
     {
         ArgumentNullException.ThrowIfNull(session);
@@ -32,21 +33,23 @@ public static class VarBytesSessionExtensions
         {
             var keyArgument = new VarBytes(keyBytes, key.Length);
             var valueArgument = new VarBytes(valueBytes, value.Length);
-            return session.Upsert(in keyArgument, in valueArgument);
+            return session.Upsert(in keyArgument, in valueArgument, expiration);
         }
     }
 
-    /// <summary>Inserts or overwrites the value of a UTF-8 string key.</summary>
+    /// <summary>Inserts or overwrites the value of a UTF-8 string key, which expires as <paramref name="expiration"/>
+    /// says (default never).</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
     /// <exception cref="ArgumentOutOfRangeException">The record would be larger than a page.</exception>
     public static unsafe Status Upsert<TInput, TOutput, TContext, TFunctions>(
         this Session<VarBytes, VarBytes, TInput, TOutput, TContext, TFunctions> session,
         string key,
-        ReadOnlySpan<byte> value)
+        ReadOnlySpan<byte> value,
+        Expiration expiration = default)
         where TFunctions : struct, IFunctions<VarBytes, VarBytes, TInput, TOutput, TContext>
     {
         using var utf8 = new Utf8Key(key, stackalloc byte[StackKeyBytes]);
-        return session.Upsert(utf8.Bytes, value);
+        return session.Upsert(utf8.Bytes, value, expiration);
     }
 
     /// <summary>Inserts or overwrites a fixed-size value under a byte-sequence key.</summary>
@@ -250,10 +253,22 @@ public static class VarBytesSessionExtensions
 
     /// <summary>Inserts or overwrites a value, awaiting log space; both memories stay pinned until it completes.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
+    public static ValueTask<Status> UpsertAsync<TInput, TOutput, TContext, TFunctions>(
+        this Session<VarBytes, VarBytes, TInput, TOutput, TContext, TFunctions> session,
+        ReadOnlyMemory<byte> key,
+        ReadOnlyMemory<byte> value,
+        CancellationToken cancellationToken = default)
+        where TFunctions : struct, IFunctions<VarBytes, VarBytes, TInput, TOutput, TContext> =>
+        session.UpsertAsync(key, value, Expiration.Never, cancellationToken);
+
+    /// <summary>Inserts or overwrites a value which expires as <paramref name="expiration"/> says, awaiting log space;
+    /// both memories stay pinned until it completes.</summary>
+    /// <returns><see cref="Status.Ok"/>.</returns>
     public static async ValueTask<Status> UpsertAsync<TInput, TOutput, TContext, TFunctions>(
         this Session<VarBytes, VarBytes, TInput, TOutput, TContext, TFunctions> session,
         ReadOnlyMemory<byte> key,
         ReadOnlyMemory<byte> value,
+        Expiration expiration,
         CancellationToken cancellationToken = default)
         where TFunctions : struct, IFunctions<VarBytes, VarBytes, TInput, TOutput, TContext>
     {
@@ -261,7 +276,7 @@ public static class VarBytesSessionExtensions
         using MemoryHandle keyHandle = key.Pin();
         using MemoryHandle valueHandle = value.Pin();
         return await session.UpsertAsync(
-            VarBytes.Pinned(keyHandle, key.Length), VarBytes.Pinned(valueHandle, value.Length),
+            VarBytes.Pinned(keyHandle, key.Length), VarBytes.Pinned(valueHandle, value.Length), expiration,
             cancellationToken).ConfigureAwait(false);
     }
 

@@ -13,6 +13,7 @@ internal static class SessionClassEmitter
         const string Status = "global::HybridKV.Status";
         const string Tasks = "global::System.Threading.Tasks";
         const string Token = "global::System.Threading.CancellationToken";
+        const string Expiration = "global::HybridKV.Expiration";
         const string CommitPoint = "global::HybridKV.Checkpoints.CommitPoint";
         string key = model.Key;
         string value = model.Value;
@@ -66,10 +67,16 @@ internal static class SessionClassEmitter
             "_session.Read(in key, in input, ref output, context)");
         Forward(writer, "Inserts or overwrites the value of a key.",
             $"{Status} Upsert(in {key} key, in {value} value)", "_session.Upsert(in key, in value)");
+        Forward(writer, "Inserts or overwrites the value of a key, which expires as the expiration says.",
+            $"{Status} Upsert(in {key} key, in {value} value, {Expiration} expiration)",
+            "_session.Upsert(in key, in value, expiration)");
         Forward(writer, "Read-modify-write with the default context.",
             $"{Status} RMW(in {key} key, in {input} input)", "_session.RMW(in key, in input)");
         Forward(writer, "Updates a key from its current value and the input.",
             $"{Status} RMW(in {key} key, in {input} input, {context} context)", "_session.RMW(in key, in input, context)");
+        Forward(writer, "Read-modify-write whose resulting value expires as the expiration says.",
+            $"{Status} RMW(in {key} key, in {input} input, {Expiration} expiration, {context} context = default!)",
+            "_session.RMW(in key, in input, expiration, context)");
         Forward(writer, "Deletes a key with the default context.",
             $"{Status} Delete(in {key} key)", "_session.Delete(in key)");
         Forward(writer, "Deletes a key.",
@@ -87,10 +94,18 @@ internal static class SessionClassEmitter
         Forward(writer, "Inserts or overwrites a value, awaiting log space if needed.",
             $"{Tasks}.ValueTask<{Status}> UpsertAsync({key} key, {value} value, {Token} cancellationToken = default)",
             "_session.UpsertAsync(key, value, cancellationToken)");
+        Forward(writer, "Inserts or overwrites a value which expires as the expiration says, awaiting log space if needed.",
+            $"{Tasks}.ValueTask<{Status}> UpsertAsync({key} key, {value} value, {Expiration} expiration, " +
+            $"{Token} cancellationToken = default)",
+            "_session.UpsertAsync(key, value, expiration, cancellationToken)");
         Forward(writer, "Read-modify-write, awaiting the device or log space as needed.",
             $"{Tasks}.ValueTask<{Status}> RMWAsync({key} key, {input} input, {context} context = default!, " +
             $"{Token} cancellationToken = default)",
             "_session.RMWAsync(key, input, context, cancellationToken)");
+        Forward(writer, "Read-modify-write whose resulting value expires as the expiration says, awaiting as needed.",
+            $"{Tasks}.ValueTask<{Status}> RMWAsync({key} key, {input} input, {Expiration} expiration, " +
+            $"{context} context = default!, {Token} cancellationToken = default)",
+            "_session.RMWAsync(key, input, expiration, context, cancellationToken)");
         Forward(writer, "Deletes a key, awaiting the device or log space as needed.",
             $"{Tasks}.ValueTask<{Status}> DeleteAsync({key} key, {context} context = default!, " +
             $"{Token} cancellationToken = default)",

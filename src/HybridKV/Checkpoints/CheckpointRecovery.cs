@@ -387,7 +387,9 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     {
         long records = 0;
         bool changed = false;
-        var walk = new PageRecords<TKey, TValue>((byte*)buffer.Pin().Pointer, page, _engine.Log.PageSize, from, to);
+        // The replay may start at a begin address a user chose; the buffer holds the page from its start.
+        var walk = new PageRecords<TKey, TValue>((byte*)buffer.Pin().Pointer, page, _engine.Log.PageSize, from, to,
+            fromIsRecordStart: from == page);
         while (walk.MoveNext())
         {
             if (verify && !walk.Current.ChecksumMatches)

@@ -33,8 +33,9 @@ internal sealed record StoreIdentity(
     int SegmentSizeBits,
     string KeyHash)
 {
-    /// <summary>Format 2: the first with a device label and this identity in checkpoints.</summary>
-    public const int CurrentFormat = 2;
+    /// <summary>Format 2: the first with a device label and this identity in checkpoints. Format 3: record headers
+    /// carry the expiring bit, and versions in 12 bits.</summary>
+    public const int CurrentFormat = 3;
 
     /// <summary>Said of the hash fingerprint when the hash function threw on a probe key.</summary>
     public const string UnknownKeyHash = "unknown";

@@ -6,7 +6,7 @@ namespace HybridKV;
 /// <param name="RecordsExamined">Valid records in the range.</param>
 /// <param name="RecordsCopied">Live records copied to the tail.</param>
 /// <param name="BytesCopied">The bytes of those records.</param>
-/// <param name="TombstonesDropped">Delete markers dropped with the range.</param>
+/// <param name="TombstonesDropped">Delete markers, and values expired as compaction read them, dropped with the range.</param>
 public sealed record CompactionResult(
     long FromAddress,
     long UntilAddress,

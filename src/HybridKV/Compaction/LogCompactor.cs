@@ -30,7 +30,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     {
         _engine = engine;
         _epochEntry = epochEntry;
-        _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry);
+        _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry, engine.Clock);
         _tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, _reader);
     }
 

@@ -17,19 +17,24 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private readonly LightEpoch _epoch;
     private readonly int _epochEntry;
     private readonly Func<bool>? _storeDisposed;
+    private readonly TimeProvider _clock;
+    private long _pageReadAt;
     private readonly AlignedBuffer _page;
     private readonly AlignedBuffer _record;
     private long _pageAddress = LogAddress.Invalid;
     private bool _pageFromDevice;
+    private long _readFrom;
     private int _recordOffset;
 
     /// <param name="log">The log.</param>
     /// <param name="epoch">The log's epoch framework.</param>
     /// <param name="epochEntry">An epoch row this reader may protect while it copies from a page frame.</param>
+    /// <param name="clock">The store's clock, which tells expired values (as of when a page is read).</param>
     /// <param name="storeDisposed">Whether the store was disposed (checked after protecting, as sessions do, so that
     /// a reader never touches memory the store freed); null for readers the store stops before it is disposed.</param>
-    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry, Func<bool>? storeDisposed = null)
+    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry, TimeProvider clock, Func<bool>? storeDisposed = null)
     {
+        _clock = clock;
         _log = log;
         _epoch = epoch;
         _epochEntry = epochEntry;
@@ -41,7 +46,9 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     /// <summary>
     /// Reads the records of [<paramref name="from"/>, <paramref name="to"/>) of one page, a copy from its frame while
-    /// it is in memory, otherwise from the device. Walk them with <see cref="Records"/>.
+    /// it is in memory, otherwise from the device. Walk them with <see cref="NextRecord"/>, starting at
+    /// <paramref name="from"/>, which may be any address: the page is read from its start, and the first walk steps
+    /// from there over the records below it.
     /// </summary>
     /// <returns>Whether the page came from the device (its records then carry checksums, and it must start with a
     /// record: see <see cref="ThrowIfPageMissing"/>).</returns>
@@ -49,8 +56,10 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     {
         long pageAddress = from & ~(_log.PageSize - 1L);
         _pageAddress = pageAddress;
+        _readFrom = from;
+        _pageReadAt = _clock.GetUtcNow().ToUnixTimeMilliseconds();
         _pageFromDevice = false;
-        if (TryCopyFromMemory(pageAddress, from, to))
+        if (TryCopyFromMemory(pageAddress, to))
         {
             return false;
         }
@@ -59,11 +68,10 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
         long sectorMask = device.SectorSize - 1;
-        long alignedFrom = from & ~sectorMask;
         long alignedTo = Math.Min((to + sectorMask) & ~sectorMask, pageAddress + _log.PageSize);
-        await device.ReadAsync(alignedFrom, _page.Memory.Slice((int)(alignedFrom - pageAddress),
-            (int)(alignedTo - alignedFrom)), cancellationToken).ConfigureAwait(false);
-        ThrowIfPageMissing(from);
+        await device.ReadAsync(pageAddress, _page.Memory[..(int)(alignedTo - pageAddress)], cancellationToken)
+            .ConfigureAwait(false);
+        ThrowIfPageMissing();
         return true;
     }
 
@@ -72,10 +80,10 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// device whose first record is zeros lost its bytes: a deleted or truncated segment file. Taking it for unused
     /// space would skip its records without a word.
     /// </summary>
-    private void ThrowIfPageMissing(long from)
+    private void ThrowIfPageMissing()
     {
         long firstSlot = Math.Max(_pageAddress, LogAddress.FirstValid);
-        if (from == firstSlot && PageRecordAt(firstSlot).Header.IsNull)
+        if (PageRecordAt(firstSlot).Header.IsNull)
         {
             string location = _log.Device?.DescribeAddress(firstSlot) ?? $"address {firstSlot}";
             throw new CorruptLogException(firstSlot, location,
@@ -97,7 +105,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// <summary>Ends <see cref="Protect"/>.</summary>
     public void Unprotect() => _epoch.Unprotect(_epochEntry);
 
-    private unsafe bool TryCopyFromMemory(long pageAddress, long from, long to)
+    private unsafe bool TryCopyFromMemory(long pageAddress, long to)
     {
         Protect();
         try
@@ -107,9 +115,8 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
                 return false;
             }
 
-            int offset = (int)((from - pageAddress) & ~7L);
-            int length = (int)Math.Min(to - pageAddress - offset, _log.PageSize - offset);
-            Buffer.MemoryCopy(_log.PageFrame(pageAddress) + offset, (byte*)_page.Pin().Pointer + offset, length, length);
+            int length = (int)Math.Min(to - pageAddress, _log.PageSize);
+            Buffer.MemoryCopy(_log.PageFrame(pageAddress), (byte*)_page.Pin().Pointer, length, length);
             return true;
         }
         finally
@@ -120,13 +127,15 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     /// <summary>The records of the page last read, in [<paramref name="from"/>, <paramref name="to"/>).</summary>
     public unsafe PageRecords<TKey, TValue> Records(long from, long to) =>
-        new((byte*)_page.Pin().Pointer, _pageAddress, _log.PageSize, from, to);
+        new((byte*)_page.Pin().Pointer, _pageAddress, _log.PageSize, from, to, fromIsRecordStart: from != _readFrom);
 
     /// <summary>
     /// The next written, valid record of the page last read, at or after <paramref name="next"/> and before
     /// <paramref name="end"/> (which it moves past); one read from the device is checked against its checksum first.
+    /// <paramref name="noValue"/> says it holds no value: a delete marker, or a value that had expired when the page
+    /// was read.
     /// </summary>
-    public bool NextRecord(ref long next, long end, out long address, out bool tombstone)
+    public bool NextRecord(ref long next, long end, out long address, out bool noValue)
     {
         PageRecords<TKey, TValue> walk = Records(next, end);
         while (walk.MoveNext())
@@ -141,13 +150,13 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
             if (!record.Header.Invalid)
             {
                 address = walk.Address;
-                tombstone = record.Header.Tombstone;
+                noValue = record.Header.Tombstone || record.HasExpiredAt(_pageReadAt);
                 return true;
             }
         }
 
         address = LogAddress.Invalid;
-        tombstone = false;
+        noValue = false;
         return false;
     }
 
@@ -172,7 +181,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
         long sectorMask = device.SectorSize - 1;
         long pageEnd = (address | (_log.PageSize - 1L)) + 1;
-        int size = LogRecord<TKey, TValue>.IsVariable ? 1024 : LogRecord<TKey, TValue>.FixedSize;
+        int size = LogRecord<TKey, TValue>.IsVariable ? 1024 : LogRecord<TKey, TValue>.MaxFixedSize;
         while (true)
         {
             long start = address & ~sectorMask;

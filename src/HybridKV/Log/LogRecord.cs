@@ -80,20 +80,61 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
         HasVariableValue ? Unsafe.As<TValue, VarBytes>(ref Unsafe.AsRef(in value)).Length : sizeof(TValue);
 
     /// <summary>
-    /// The size of a record with a key and value of these lengths (each ignored for a fixed-size part). A long, so
-    /// that lengths near <see cref="int.MaxValue"/> cannot overflow before the caller compares with the page size.
+    /// The size of a record with a key and value of these lengths (each ignored for a fixed-size part), and an expiry
+    /// word if <paramref name="expiring"/>. A long, so that lengths near <see cref="int.MaxValue"/> cannot overflow
+    /// before the caller compares with the page size.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public static long SizeFor(int keyLength, int valueLength) => IsVariable
+    public static long SizeFor(int keyLength, int valueLength, bool expiring = false) => (IsVariable
         ? VariableLayout.SizeFor(HasVariableKey ? keyLength : sizeof(TKey), VariableLayout.ValueRoomFor(valueLength))
-        : FixedSize;
+        : FixedSize) + (expiring ? ExpiryWordSize : 0);
+
+    /// <summary>
+    /// The 8 bytes an expiring record ends with: after the record it would be without them, so that neither the key,
+    /// the value nor the checksum moves (a record without an expiry pays nothing for the feature).
+    /// </summary>
+    public const int ExpiryWordSize = sizeof(long);
+
+    /// <summary>The largest fixed-layout record (an expiring one): what a read of one record from the device asks for.</summary>
+    public static int MaxFixedSize => FixedSize + ExpiryWordSize;
 
     /// <summary>This record's size: where the next record starts.</summary>
     public int Size
     {
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get => BaseSize + (Header.Expiring ? ExpiryWordSize : 0);
+    }
+
+    /// <summary>The record's size without its expiry word: where the expiry word starts.</summary>
+    private int BaseSize
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
         get => IsVariable ? VariableLayout.Size(_start) : FixedSize;
     }
+
+    /// <summary>
+    /// When an expiring record expires, in milliseconds since the Unix epoch (UTC); written with the record, never
+    /// changed in place. Only for a record whose header says <see cref="RecordHeader.Expiring"/>.
+    /// </summary>
+    public long ExpiresAt
+    {
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        get
+        {
+            Debug.Assert(Header.Expiring, "Only an expiring record has an expiry word.");
+            return *(long*)(_start + BaseSize);
+        }
+
+        set
+        {
+            Debug.Assert(Header.Expiring, "Only an expiring record has an expiry word.");
+            *(long*)(_start + BaseSize) = value;
+        }
+    }
+
+    /// <summary>Whether the record carries an expiry time at or before <paramref name="nowMs"/>.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool HasExpiredAt(long nowMs) => Header.Expiring && ExpiresAt <= nowMs;
 
     /// <summary>
     /// Turns <paramref name="size"/> bytes reserved at the tail, of which no record will be made, into an invalid record
@@ -102,18 +143,21 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
     public void InitializeUnused(int size)
     {
         Debug.Assert(size >= MinSize && (size & 7) == 0, "At least the smallest record, whole words.");
+        Debug.Assert(IsVariable || size == FixedSize || size == MaxFixedSize, "A fixed-layout record's size.");
         if (IsVariable)
         {
             VariableLayout.WriteUnusedLengths(_start, size);
         }
 
-        Header = RecordHeader.Create(LogAddress.Invalid, 1, tombstone: false);
+        // A fixed-layout reservation of an expiring record's size says so, or a walk would step into its middle.
+        Header = RecordHeader.Create(LogAddress.Invalid, 1, tombstone: false, expiring: !IsVariable && size > FixedSize);
         Header.SetInvalid();
     }
 
     /// <summary>
-    /// Copies everything after the header (key, value and their lengths) from <paramref name="source"/>, a record of
-    /// <paramref name="size"/> bytes that nobody changes any more; the caller writes this record's header.
+    /// Copies everything after the header (key, value, their lengths and an expiry word) from
+    /// <paramref name="source"/>, a record of <paramref name="size"/> bytes that nobody changes any more; the caller
+    /// writes this record's header (with the source's <see cref="RecordHeader.Expiring"/> bit).
     /// </summary>
     public void CopyBodyFrom(LogRecord<TKey, TValue> source, int size)
     {
@@ -268,27 +312,36 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
     /// Whether the variable-layout lengths describe a record that fits in <paramref name="available"/> bytes from its
     /// start (always true for the fixed layout). A record read from the device is trusted only after this.
     /// </summary>
-    public bool LengthsFitIn(int available) =>
-        IsVariable ? VariableLayout.LengthsFitIn(_start, available) : FixedSize <= available;
+    public bool LengthsFitIn(int available)
+    {
+        int expiry = Header.Expiring ? ExpiryWordSize : 0;
+        return IsVariable ? VariableLayout.LengthsFitIn(_start, available - expiry) : FixedSize + expiry <= available;
+    }
 
     /// <summary>
-    /// The record's checksum (its last 4 bytes): written when the record goes to the device, where nothing changes it
-    /// any more, and verified on every read from the device and during recovery, so that damaged or missing bytes are
-    /// an error and never a value. It covers the whole record except itself and the header's invalid and sealed bits,
-    /// which may still be set after the record was written out.
+    /// The record's checksum (the last 4 bytes before an expiry word): written when the record goes to the device,
+    /// where nothing changes it any more, and verified on every read from the device and during recovery, so that
+    /// damaged or missing bytes are an error and never a value. It covers the whole record (the expiry word included)
+    /// except itself and the header's invalid and sealed bits, which may still be set after the record was written out.
     /// </summary>
     public uint StoredChecksum
     {
-        get => *(uint*)(_start + Size - sizeof(uint));
-        private set => *(uint*)(_start + Size - sizeof(uint)) = value;
+        get => *(uint*)(_start + BaseSize - sizeof(uint));
+        private set => *(uint*)(_start + BaseSize - sizeof(uint)) = value;
     }
 
     /// <summary>The checksum of the record as it is now.</summary>
     public uint ComputeChecksum()
     {
-        long header = Header.Word & ~(RecordHeader.InvalidBit | RecordHeader.SealedBit);
+        long seed = Header.Word & ~(RecordHeader.InvalidBit | RecordHeader.SealedBit);
+        if (Header.Expiring)
+        {
+            // The expiry word lies past the checksum: it enters through the seed (a golden-ratio multiply spreads it).
+            seed ^= (long)((ulong)ExpiresAt * 0x9E3779B97F4A7C15UL);
+        }
+
         ulong hash = System.IO.Hashing.XxHash3.HashToUInt64(
-            new ReadOnlySpan<byte>(_start + sizeof(RecordHeader), Size - sizeof(RecordHeader) - sizeof(uint)), header);
+            new ReadOnlySpan<byte>(_start + sizeof(RecordHeader), BaseSize - sizeof(RecordHeader) - sizeof(uint)), seed);
         return (uint)(hash ^ (hash >> 32));
     }
 

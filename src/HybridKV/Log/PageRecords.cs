@@ -2,10 +2,11 @@ namespace HybridKV.Log;
 
 /// <summary>
 /// The records of one page whose addresses lie in [from, to), in address order: the one place that knows how records
-/// lie in a page, for flushes (which write their checksums), recovery's replay and scans. Fixed-size records are packed
-/// from the start of the page (the first page starts at <see cref="LogAddress.FirstValid"/>); variable ones are
-/// stepped through by their sizes. Walks start at addresses the tail held, so at a record or at unused space; unused
-/// space (a reservation never written, or the end of a page no record fitted in) is zero and is skipped.
+/// lie in a page, for flushes (which write their checksums), recovery's replay and scans. Records are stepped through
+/// by their sizes from the start of the page (the first page starts at <see cref="LogAddress.FirstValid"/>): fixed-size
+/// records too, since an expiring one is a word longer. A walk from an address the tail held starts there; one from
+/// any other address (a begin address or scan start a user chose) steps from the page's start over the records below
+/// it. Unused space (a reservation never written, or the end of a page no record fitted in) is zero and is skipped.
 /// </summary>
 internal unsafe ref struct PageRecords<TKey, TValue>
     where TKey : unmanaged
@@ -15,30 +16,27 @@ internal unsafe ref struct PageRecords<TKey, TValue>
     private readonly long _pageAddress;
     private readonly int _pageSize;
     private readonly long _to;
+    private readonly long _from;
     private long _offset;
     private long _next;
 
     /// <param name="page">The page's first byte (a frame, or a buffer read from the device).</param>
     /// <param name="pageAddress">The page's log address.</param>
     /// <param name="pageSize">The page size.</param>
-    /// <param name="from">The first address to visit, at a record or unused space.</param>
+    /// <param name="from">The first address to visit.</param>
     /// <param name="to">The end of the walk (exclusive).</param>
-    public PageRecords(byte* page, long pageAddress, int pageSize, long from, long to)
+    /// <param name="fromIsRecordStart">Whether <paramref name="from"/> is an address the tail held (a record's start or
+    /// unused space); otherwise the walk steps from the page's start, whose bytes <paramref name="page"/> must hold.</param>
+    public PageRecords(byte* page, long pageAddress, int pageSize, long from, long to, bool fromIsRecordStart)
     {
         _page = page;
         _pageAddress = pageAddress;
         _pageSize = pageSize;
         _to = Math.Min(to, pageAddress + pageSize);
+        _from = from;
         long firstOffset = pageAddress == 0 ? LogAddress.FirstValid : 0;
-        long offset = Math.Max(from - pageAddress, firstOffset);
-        if (!LogRecord<TKey, TValue>.IsVariable)
-        {
-            int size = LogRecord<TKey, TValue>.FixedSize;
-            offset = firstOffset + ((offset - firstOffset + size - 1) / size * size);
-        }
-
         _offset = -1;
-        _next = offset;
+        _next = fromIsRecordStart ? Math.Max(from - pageAddress, firstOffset) : firstOffset;
     }
 
     /// <summary>The current record.</summary>
@@ -48,8 +46,8 @@ internal unsafe ref struct PageRecords<TKey, TValue>
     public readonly long Address => _pageAddress + _offset;
 
     /// <summary>Moves to the next record that was written (whose header is not zero).</summary>
-    /// <exception cref="InvalidDataException">A variable-layout record's lengths run past the end of its page: these
-    /// bytes are not a record of this log.</exception>
+    /// <exception cref="InvalidDataException">A record's header and lengths run past the end of its page: these bytes
+    /// are not a record of this log.</exception>
     public bool MoveNext()
     {
         int minimum = LogRecord<TKey, TValue>.IsVariable ? sizeof(long) : LogRecord<TKey, TValue>.FixedSize;
@@ -64,15 +62,20 @@ internal unsafe ref struct PageRecords<TKey, TValue>
                 continue;
             }
 
-            if (LogRecord<TKey, TValue>.IsVariable && !record.LengthsFitIn((int)(_pageSize - offset)))
+            if (!record.LengthsFitIn((int)(_pageSize - offset)))
             {
                 throw new InvalidDataException(
-                    $"The log holds no valid record at address {_pageAddress + offset}: its lengths describe a record " +
-                    "that runs past the end of its page.");
+                    $"The log holds no valid record at address {_pageAddress + offset}: its header and lengths " +
+                    "describe a record that runs past the end of its page.");
+            }
+
+            _next = offset + record.Size;
+            if (_pageAddress + offset < _from)
+            {
+                continue;
             }
 
             _offset = offset;
-            _next = offset + record.Size;
             return true;
         }
 

@@ -24,7 +24,8 @@ internal sealed unsafe class RecordFormat<TKey, TValue> : RecordFormat
     /// <inheritdoc/>
     public override void WriteChecksums(byte* page, long pageAddress, int pageSize, long from, long to)
     {
-        var walk = new PageRecords<TKey, TValue>(page, pageAddress, pageSize, from, to);
+        // Flushes cover ranges the tail or an earlier flush ended at: record starts.
+        var walk = new PageRecords<TKey, TValue>(page, pageAddress, pageSize, from, to, fromIsRecordStart: true);
         while (walk.MoveNext())
         {
             walk.Current.WriteChecksum();

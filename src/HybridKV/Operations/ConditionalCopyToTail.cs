@@ -123,7 +123,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     private unsafe PageRecords<TKey, TValue> WalkPage(long pageAddress) =>
-        new(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress, pageAddress + Log.PageSize);
+        new(Log.PageFrame(pageAddress), pageAddress, Log.PageSize, pageAddress, pageAddress + Log.PageSize,
+            fromIsRecordStart: true);
 
     /// <summary>
     /// Refreshes the epoch every <see cref="RecordsBetweenRefreshes"/> records of a walk, so that it never holds back
@@ -149,12 +150,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>
     /// Whether the record at <paramref name="address"/> is its key's newest: the chain from the index meets no newer
-    /// record of the key before it. Needs the address in memory (every newer address then is too).
+    /// record of the key before it. Needs the address in memory (every newer address then is too). An expired value
+    /// is not worth keeping in memory: left where it is, it reads as not found all the same.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool IsLive(LogRecord<TKey, TValue> record, long address, out IndexSlot slot)
     {
-        if (record.Header.Invalid)
+        if (record.Header.Invalid || (record.Header.Expiring && HasExpired(record)))
         {
             slot = default;
             return false;
@@ -241,7 +243,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         copy.CopyBodyFrom(source, size);
-        copy.Header = RecordHeader.Create(slot.Address, version, source.Header.Tombstone);
+        copy.Header = RecordHeader.Create(slot.Address, version, source.Header.Tombstone, source.Header.Expiring);
         if (Volatile.Read(ref _systemState) != stateWord)
         {
             copy.Header.SetInvalid();

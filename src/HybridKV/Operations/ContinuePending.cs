@@ -38,8 +38,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = RecordIn(operation);
-        if (LogRecord<TKey, TValue>.IsVariable && !record.Header.IsNull &&
-            !record.LengthsFitIn(operation.BytesRead - operation.RecordOffset))
+        if (!record.Header.IsNull && !record.LengthsFitIn(operation.BytesRead - operation.RecordOffset))
         {
             return ReadWholeRecord(operation, record);
         }
@@ -114,9 +113,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         long sectorMask = device.SectorSize - 1;
         long address = operation.Storage.RecordAddress;
         long start = address & ~sectorMask;
-        int size = !LogRecord<TKey, TValue>.IsVariable ? RecordSize
+        int toPageEnd = Log.PageSize - (int)(address & (Log.PageSize - 1));
+        int size = !LogRecord<TKey, TValue>.IsVariable ? Math.Min(LogRecord<TKey, TValue>.MaxFixedSize, toPageEnd)
             : operation.RecordSizeHint > 0 ? operation.RecordSizeHint
-            : Math.Min(FirstVariableReadSize, Log.PageSize - (int)(address & (Log.PageSize - 1)));
+            : Math.Min(FirstVariableReadSize, toPageEnd);
         int length = (int)(((address + size + sectorMask) & ~sectorMask) - start);
         if (operation.Buffer is null || operation.Buffer.Length < length)
         {
@@ -183,7 +183,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, LogRecord<TKey, TValue> record, bool found,
         in SessionView session)
     {
-        bool live = found && !record.Header.Tombstone;
+        bool live = found && !HoldsNoValue(record);
         if (operation.Kind == PendingKind.Read)
         {
             return live ? ReadFrom(operation, record) : OperationStatus.NotFound;
@@ -197,8 +197,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         // Upserts and deletes are blind: only reads and RMWs read the device.
         System.Diagnostics.Debug.Assert(operation.Kind == PendingKind.RMW, $"{operation.Kind} read a record");
         OperationStatus status = live
-            ? CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, in session)
-            : CreateInitialRecord(ref slot, in operation.Key, in operation.Input, in session);
+            ? CopyUpdateFrom(ref slot, in operation.Key, in operation.Input, record, operation.Expiry, in session)
+            : CreateInitialRecord(ref slot, in operation.Key, in operation.Input, operation.Expiry, in session);
         return Finish(operation, status, in session);
     }
 
@@ -247,10 +247,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         {
             status = operation.Kind switch
             {
-                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, in session, out storageRead),
-                PendingKind.Delete => Blind(InternalDelete(in operation.Key, in session), out storageRead),
-                PendingKind.Upsert => Blind(InternalUpsert(in operation.Key, in operation.Value, in session),
+                PendingKind.RMW => InternalRMW(in operation.Key, in operation.Input, operation.Expiry, in session,
                     out storageRead),
+                PendingKind.Delete => Blind(InternalDelete(in operation.Key, in session), out storageRead),
+                PendingKind.Upsert => Blind(InternalUpsert(in operation.Key, in operation.Value, operation.Expiry,
+                    in session), out storageRead),
                 _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
             };
         }
@@ -273,10 +274,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     private OperationStatus CopyUpdateFrom(
-        ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, in SessionView session)
+        ref IndexSlot slot, in TKey key, in TInput input, LogRecord<TKey, TValue> source, long expiry,
+        in SessionView session)
     {
         OperationStatus appended = TryAppendRecord(in key, UpdatedLengthOf(source, in key, in input), in slot,
-                tombstone: false, in session, out long address, out LogRecord<TKey, TValue> record);
+                tombstone: false, ExpiryAfterUpdate(source, expiry), in session, out long address,
+                out LogRecord<TKey, TValue> record);
         return appended == OperationStatus.Success
             ? CopyAndLink(ref slot, in key, in input, source, address, record)
             : appended;

@@ -51,19 +51,22 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.NotFound;
         }
 
+        // An expired value is not found, but still gets its tombstone: a clock set back must not bring it back.
+        bool expired = record.Header.Expiring && HasExpired(record);
         if (decision == UpdateDecision.InPlace && TryDeleteInPlace(record, out bool wasDeleted))
         {
-            return wasDeleted ? OperationStatus.NotFound : OperationStatus.Success;
+            return wasDeleted || expired ? OperationStatus.NotFound : OperationStatus.Success;
         }
 
         // Like an upsert, a tombstone is blind: it shadows the older record from the tail without waiting.
-        return AppendTombstone(ref slot, in key, in session);
+        OperationStatus appended = AppendTombstone(ref slot, in key, in session);
+        return expired && appended == OperationStatus.Success ? OperationStatus.NotFound : appended;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus AppendTombstone(ref IndexSlot slot, in TKey key, in SessionView session)
     {
-        OperationStatus appended = TryAppendRecord(in key, 0, in slot, tombstone: true, in session,
+        OperationStatus appended = TryAppendRecord(in key, 0, in slot, tombstone: true, ExpiryTime.Keep, in session,
                 out long newAddress, out LogRecord<TKey, TValue> tombstone);
         if (appended != OperationStatus.Success)
         {

@@ -8,7 +8,8 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalRMW(in TKey key, in TInput input, in SessionView session, out StorageRead storageRead)
+    public OperationStatus InternalRMW(
+        in TKey key, in TInput input, long expiry, in SessionView session, out StorageRead storageRead)
     {
         storageRead = default;
         if (session.WritesDeferred)
@@ -22,7 +23,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         LogRegion region = view.Classify(address);
         if (region == LogRegion.None)
         {
-            return CreateInitialRecord(ref slot, in key, in input, in session);
+            return CreateInitialRecord(ref slot, in key, in input, expiry, in session);
         }
 
         if (region == LogRegion.OnStorage)
@@ -40,23 +41,27 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             case UpdateDecision.Wait:
                 return OperationStatus.Pending;
 
-            case UpdateDecision.InPlace when !record.Header.Tombstone && TryUpdateInPlace(record, in key, in input):
+            case UpdateDecision.InPlace when KeepsExpiryOf(record, expiry) && !HoldsNoValue(record)
+                                             && TryUpdateInPlace(record, in key, in input):
                 return OperationStatus.Success;
 
             default:
-                // Read-only, sealed (a variable-length value outgrew it: nobody changes it in place any more) or
-                // deleted: nobody updates a tombstone in place, so starting a fresh value at the tail loses nothing.
-                return record.Header.Tombstone
-                    ? CreateInitialRecord(ref slot, in key, in input, in session)
-                    : CopyUpdateRecord(ref slot, in key, in input, address, in session);
+                // Read-only, sealed (a variable-length value outgrew it: nobody changes it in place any more), an
+                // expiry to change, deleted or expired: nobody updates a tombstone in place, nor an expired record (its
+                // expiry never changes in place, so it stays expired), so starting a fresh value at the tail loses
+                // nothing.
+                return HoldsNoValue(record)
+                    ? CreateInitialRecord(ref slot, in key, in input, expiry, in session)
+                    : CopyUpdateRecord(ref slot, in key, in input, address, expiry, in session);
         }
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private OperationStatus CreateInitialRecord(ref IndexSlot slot, in TKey key, in TInput input, in SessionView session)
+    private OperationStatus CreateInitialRecord(
+        ref IndexSlot slot, in TKey key, in TInput input, long expiry, in SessionView session)
     {
         int length = LogRecord<TKey, TValue>.HasVariableValue ? _functions.GetInitialValueLength(in key, in input) : 0;
-        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, in session,
+        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, expiry, in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {
@@ -81,12 +86,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus CopyUpdateRecord(
-        ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, in SessionView session)
+        ref IndexSlot slot, in TKey key, in TInput input, long sourceAddress, long expiry, in SessionView session)
     {
-        int length = LogRecord<TKey, TValue>.HasVariableValue
-            ? UpdatedLengthOf(Log.GetRecord<TKey, TValue>(sourceAddress), in key, in input)
-            : 0;
-        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, in session,
+        LogRecord<TKey, TValue> source = Log.GetRecord<TKey, TValue>(sourceAddress);
+        int length = LogRecord<TKey, TValue>.HasVariableValue ? UpdatedLengthOf(source, in key, in input) : 0;
+        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false,
+                ExpiryAfterUpdate(source, expiry), in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {

@@ -32,7 +32,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         LogRecord<TKey, TValue> record = Log.GetRecord<TKey, TValue>(address);
-        if (record.Header.Tombstone)
+        if (HoldsNoValue(record))
         {
             return OperationStatus.NotFound;
         }

@@ -8,7 +8,7 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalUpsert(in TKey key, in TValue value, in SessionView session)
+    public OperationStatus InternalUpsert(in TKey key, in TValue value, long expiry, in SessionView session)
     {
         if (session.WritesDeferred)
         {
@@ -28,7 +28,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return OperationStatus.CrossVersion;
             }
 
+            // An upsert replaces the expiry too: in place only where there is none to replace and none to set.
             if (decision == UpdateDecision.InPlace && !record.Header.Tombstone
+                && !record.Header.Expiring && !ExpiryTime.IsTime(expiry)
                 && LogRecord<TKey, TValue>.ValueLengthOf(in value) <= record.ValueCapacity
                 && TryWriteInPlace(record, in key, in value))
             {
@@ -39,14 +41,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         // Anything but in place (including a value longer than the record has room for): a blind update needs no old
         // value, so it never waits for the fuzzy region, for storage, or for an older version's in-place updates; the
         // newer record simply shadows the older one.
-        return AppendUpsert(ref slot, in key, in value, in session);
+        return AppendUpsert(ref slot, in key, in value, expiry, in session);
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private OperationStatus AppendUpsert(ref IndexSlot slot, in TKey key, in TValue value, in SessionView session)
+    private OperationStatus AppendUpsert(
+        ref IndexSlot slot, in TKey key, in TValue value, long expiry, in SessionView session)
     {
         int length = LogRecord<TKey, TValue>.ValueLengthOf(in value);
-        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, in session,
+        OperationStatus appended = TryAppendRecord(in key, length, in slot, tombstone: false, expiry, in session,
                 out long address, out LogRecord<TKey, TValue> record);
         if (appended != OperationStatus.Success)
         {

@@ -62,6 +62,9 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
     /// <summary>The value of an upsert; unused by the other kinds.</summary>
     public TValue Value;
 
+    /// <summary>The expiry an upsert or RMW gives the value it writes (see <see cref="ExpiryTime"/>).</summary>
+    public long Expiry { get; init; }
+
     public TInput Input;
 
     public TOutput Output;

@@ -46,7 +46,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>
     /// Whether a record stamped <paramref name="stamp"/> at <paramref name="address"/> was written by version
-    /// <paramref name="version"/> + 1. Stamps are 13 bits, so a stamp that reads v + 1 may be 8192 versions old; but
+    /// <paramref name="version"/> + 1. Stamps are 12 bits, so a stamp that reads v + 1 may be 4096 versions old; but
     /// every record of v + 1 lies at or above <paramref name="commitStart"/>, the tail when the commit of v began, and
     /// a record is never more than one version ahead. So the address tells an old record from a new one, for any
     /// number of checkpoints, at run time and in recovery's replay alike.

@@ -89,7 +89,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             int needed = _functions.GetUpdatedValueLength(in key, in input, in value);
             if ((uint)needed > (uint)record.ValueCapacity)
             {
-                CheckedRecordSize(in key, needed);
+                CheckedRecordSize(in key, needed, record.Header.Expiring);
                 record.Header.Seal();
                 return false;
             }

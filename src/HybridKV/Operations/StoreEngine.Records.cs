@@ -38,6 +38,32 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         return address;
     }
 
+    /// <summary>
+    /// Whether a record holds no value for its key: a delete marker, or a value whose expiry has passed. The clock is
+    /// read only for a record that carries an expiry, so stores that never set one pay a bit test.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool HoldsNoValue(LogRecord<TKey, TValue> record) =>
+        record.Header.Tombstone || (record.Header.Expiring && HasExpired(record));
+
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool HasExpired(LogRecord<TKey, TValue> record) => record.ExpiresAt <= NowMilliseconds;
+
+    /// <summary>The store's clock in the unit of a record's expiry: milliseconds since the Unix epoch.</summary>
+    public long NowMilliseconds => Clock.GetUtcNow().ToUnixTimeMilliseconds();
+
+    /// <summary>The expiry time a value written from <paramref name="source"/> carries when the operation gave
+    /// <paramref name="expiry"/> (<see cref="ExpiryTime.Keep"/> keeps the source's).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static long ExpiryAfterUpdate(LogRecord<TKey, TValue> source, long expiry) =>
+        expiry == ExpiryTime.Keep && source.Header.Expiring ? source.ExpiresAt : expiry;
+
+    /// <summary>Whether an update giving <paramref name="expiry"/> leaves the record's expiry as it is, so that it may
+    /// change the value in place (an expiry is never changed in place: see <see cref="RecordHeader"/>).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private static bool KeepsExpiryOf(LogRecord<TKey, TValue> record, long expiry) =>
+        expiry == ExpiryTime.Keep || (expiry == ExpiryTime.Never && !record.Header.Expiring);
+
     /// <summary>Whether a record holds <paramref name="key"/>, by the user's equality.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private bool RecordHasKey(LogRecord<TKey, TValue> record, in TKey key)
@@ -47,8 +73,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     /// <summary>
-    /// Reserves a record at the tail and writes its header and key; the caller writes the value and then links it.
-    /// <paramref name="valueLength"/> is the length of the value it will write (ignored for fixed-size values).
+    /// Reserves a record at the tail and writes its header, key and expiry; the caller writes the value and then links
+    /// it. <paramref name="valueLength"/> is the length of the value it will write (ignored for fixed-size values);
+    /// <paramref name="expiry"/> a time (<see cref="ExpiryTime.IsTime"/>) makes an expiring record.
     /// Returns <see cref="OperationStatus.RetryLater"/> when the log has no free frame yet, and throws
     /// <see cref="LogFullException"/> when it never will.
     /// </summary>
@@ -63,8 +90,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// </returns>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus TryAppendRecord(
-        in TKey key, int valueLength, in IndexSlot slot, bool tombstone, in SessionView session, out long address,
-        out LogRecord<TKey, TValue> record)
+        in TKey key, int valueLength, in IndexSlot slot, bool tombstone, long expiry, in SessionView session,
+        out long address, out LogRecord<TKey, TValue> record)
     {
         if (slot.FoundWhilePreparing)
         {
@@ -74,7 +101,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         long previousAddress = slot.Address;
-        int size = LogRecord<TKey, TValue>.IsVariable ? CheckedRecordSize(in key, valueLength) : RecordSize;
+        bool expiring = ExpiryTime.IsTime(expiry);
+        int size = LogRecord<TKey, TValue>.IsVariable ? CheckedRecordSize(in key, valueLength, expiring)
+            : RecordSize + (expiring ? LogRecord<TKey, TValue>.ExpiryWordSize : 0);
         AllocationResult result = Log.TryAllocate(size, session.EpochEntry, out address);
         if (result != AllocationResult.Success)
         {
@@ -94,7 +123,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         record = Log.GetRecord<TKey, TValue>(address);
         record.Initialize(in key, valueLength);
-        record.Header = RecordHeader.Create(previousAddress, session.RecordVersion, tombstone);
+        record.Header = RecordHeader.Create(previousAddress, session.RecordVersion, tombstone, expiring);
+        if (expiring)
+        {
+            record.ExpiresAt = expiry;
+        }
+
         if (Volatile.Read(ref _systemState) != session.State.Word)
         {
             record.Header.SetInvalid();
@@ -112,10 +146,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     private static void AbandonTentative(LogRecord<TKey, TValue> record) => record.Header.SetInvalid();
 
     /// <summary>The size of a variable-layout record, or an exception naming the limit if it exceeds a page.</summary>
-    private int CheckedRecordSize(in TKey key, int valueLength)
+    private int CheckedRecordSize(in TKey key, int valueLength, bool expiring = false)
     {
         int keyLength = LogRecord<TKey, TValue>.KeyLengthOf(in key);
-        long size = LogRecord<TKey, TValue>.SizeFor(keyLength, valueLength);
+        long size = LogRecord<TKey, TValue>.SizeFor(keyLength, valueLength, expiring);
         if (size > Log.PageSize || valueLength < 0)
         {
             ThrowHelper.ThrowRecordTooLarge(keyLength, valueLength, size, Log.PageSize, LogRecord<TKey, TValue>.MinSize);

@@ -58,6 +58,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     public LightEpoch Epoch { get; }
 
+    /// <summary>The clock expiry is decided by.</summary>
+    public TimeProvider Clock => _settings.TimeProvider;
+
     /// <summary>Whether commits use strict CPR (no excluded operations; CPR §6.2.3).</summary>
     public bool StrictCpr => _settings.StrictCpr;
 

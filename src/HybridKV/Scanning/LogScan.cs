@@ -29,7 +29,7 @@ internal static class LogScan
         try
         {
             using LogPins.Pin pin = log.Pins.PinBegin(log);
-            using var reader = new LogReader<TKey, TValue>(log, engine.Epoch, entry, storeDisposed);
+            using var reader = new LogReader<TKey, TValue>(log, engine.Epoch, entry, engine.Clock, storeDisposed);
             var tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, reader);
             long until = Math.Min(untilAddress, log.TailAddress);
             // Every operation that reserved room below 'until' was in progress (protected) when the tail was read:
@@ -47,12 +47,12 @@ internal static class LogScan
                 // while pinned, but a user's ShiftBeginAddressAsync before the pin was taken is).
                 await reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
                 long next = start;
-                while (reader.NextRecord(ref next, end, out long address, out bool tombstone))
+                while (reader.NextRecord(ref next, end, out long address, out bool noValue))
                 {
                     cancellationToken.ThrowIfCancellationRequested();
                     if (liveOnly)
                     {
-                        if (tombstone)
+                        if (noValue)
                         {
                             continue;
                         }
@@ -65,7 +65,7 @@ internal static class LogScan
                         }
                     }
 
-                    yield return RecordAt(reader, address, tombstone);
+                    yield return RecordAt(reader, address);
                 }
             }
         }
@@ -75,14 +75,17 @@ internal static class LogScan
         }
     }
 
-    private static ScanRecord<TKey, TValue> RecordAt<TKey, TValue>(LogReader<TKey, TValue> reader, long address, bool tombstone)
+    private static ScanRecord<TKey, TValue> RecordAt<TKey, TValue>(LogReader<TKey, TValue> reader, long address)
         where TKey : unmanaged
         where TValue : unmanaged
     {
         LogRecord<TKey, TValue> record = reader.PageRecordAt(address);
         VarBytes keyScratch = default;
         VarBytes valueScratch = default;
+        DateTimeOffset? expiresAt = record.Header.Expiring
+            ? DateTimeOffset.FromUnixTimeMilliseconds(record.ExpiresAt)
+            : null;
         return new ScanRecord<TKey, TValue>(address, record.KeyRef(ref keyScratch), record.ValueRef(ref valueScratch),
-            tombstone);
+            record.Header.Tombstone, expiresAt);
     }
 }

@@ -14,12 +14,13 @@ public readonly struct ScanRecord<TKey, TValue>
     where TKey : unmanaged
     where TValue : unmanaged
 {
-    internal ScanRecord(long address, TKey key, TValue value, bool isDeleted)
+    internal ScanRecord(long address, TKey key, TValue value, bool isDeleted, DateTimeOffset? expiresAt)
     {
         Address = address;
         Key = key;
         Value = value;
         IsDeleted = isDeleted;
+        ExpiresAt = expiresAt;
     }
 
     /// <summary>The record's log address: later records of a key have higher addresses.</summary>
@@ -33,4 +34,10 @@ public readonly struct ScanRecord<TKey, TValue>
 
     /// <summary>Whether the record marks its key deleted (a tombstone). Live scans never return one.</summary>
     public bool IsDeleted { get; }
+
+    /// <summary>
+    /// When the value expires (to the millisecond), or <see langword="null"/> if it was written without an
+    /// <see cref="Expiration"/>. Live scans never return a value that had expired when its page was read.
+    /// </summary>
+    public DateTimeOffset? ExpiresAt { get; }
 }

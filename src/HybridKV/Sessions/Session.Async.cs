@@ -28,7 +28,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         BeginAsync(cancellationToken);
         TOutput output = default!;
         OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context,
-            Waiter.Background, TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
+            ExpiryTime.Keep, Waiter.Background, TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         return pending is null
             ? new ValueTask<ReadResult<TOutput>>(new ReadResult<TOutput>(ToStatus(status), output))
             : AwaitReadAsync(pending, cancellationToken);
@@ -40,7 +40,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
     /// the upsert itself still completes.</exception>
     public ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.Upsert, in key, in value, default!, default!, cancellationToken);
+        UpdateAsync(PendingKind.Upsert, in key, in value, default!, default!, ExpiryTime.Keep, cancellationToken);
+
+    /// <summary>
+    /// Inserts or overwrites a value that expires as <paramref name="expiration"/> says (a time to live counts from
+    /// this call); awaits (rather than blocks) when the log must first make room.
+    /// </summary>
+    /// <returns><see cref="Status.Ok"/>.</returns>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
+    /// the upsert itself still completes.</exception>
+    public ValueTask<Status> UpsertAsync(
+        TKey key, TValue value, Expiration expiration, CancellationToken cancellationToken = default) =>
+        UpdateAsync(PendingKind.Upsert, in key, in value, default!, default!, ExpiryOf(expiration), cancellationToken);
 
     /// <summary>Read-modify-write, awaiting the device or log space as needed.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
@@ -50,7 +62,21 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// the update itself still completes.</exception>
     public ValueTask<Status> RMWAsync(
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.RMW, in key, default!, in input, context, cancellationToken);
+        UpdateAsync(PendingKind.RMW, in key, default!, in input, context, ExpiryTime.Keep, cancellationToken);
+
+    /// <summary>
+    /// Read-modify-write whose resulting value expires as <paramref name="expiration"/> says (a time to live counts
+    /// from this call; <see cref="Expiration.Never"/> removes an expiry), awaiting the device or log space as needed.
+    /// </summary>
+    /// <returns><see cref="Status.Ok"/>.</returns>
+    /// <exception cref="Devices.StorageDeviceException">The device could not read the current record.</exception>
+    /// <exception cref="InvalidOperationException">A protected scope of this session is open.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
+    /// the update itself still completes.</exception>
+    public ValueTask<Status> RMWAsync(
+        TKey key, TInput input, Expiration expiration, TContext context = default!,
+        CancellationToken cancellationToken = default) =>
+        UpdateAsync(PendingKind.RMW, in key, default!, in input, context, ExpiryOf(expiration), cancellationToken);
 
     /// <summary>Deletes a key, awaiting log space or an earlier operation on the key as needed (never the device).</summary>
     /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if memory or the index shows the key absent
@@ -60,7 +86,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// the delete itself still completes.</exception>
     public ValueTask<Status> DeleteAsync(
         TKey key, TContext context = default!, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.Delete, in key, default!, default!, context, cancellationToken);
+        UpdateAsync(PendingKind.Delete, in key, default!, default!, context, ExpiryTime.Keep, cancellationToken);
 
     /// <summary>
     /// Completes every pending operation of this session (those of the blocking methods, reported to their
@@ -130,12 +156,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     private ValueTask<Status> UpdateAsync(
-        PendingKind kind, in TKey key, in TValue value, in TInput input, TContext context,
+        PendingKind kind, in TKey key, in TValue value, in TInput input, TContext context, long expiry,
         CancellationToken cancellationToken)
     {
         BeginAsync(cancellationToken);
         TOutput output = default!;
-        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, Waiter.Background,
+        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, expiry, Waiter.Background,
             TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         return pending is null
             ? new ValueTask<Status>(ToStatus(status))

@@ -54,7 +54,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private OperationStatus Attempt(
         PendingKind kind, in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context,
-        Waiter waiter, long serialNo, out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending)
+        long expiry, Waiter waiter, long serialNo, out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending)
     {
         pending = null;
         EnterOrEndOperation();
@@ -63,7 +63,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             // A field of this object: the only cost of the key order while nothing is pending.
             if (_pendingCount != 0 && MustWaitBehindPending(in key))
             {
-                pending = Park(kind, in key, in value, in input, in output, context, waiter, serialNo,
+                pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
                     OperationStatus.Pending, default);
                 return OperationStatus.Pending;
             }
@@ -75,11 +75,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 status = kind switch
                 {
                     PendingKind.Read => _engine.InternalRead(in key, in input, ref output, out storageRead),
-                    PendingKind.RMW => _engine.InternalRMW(in key, in input, in _view, out storageRead),
+                    PendingKind.RMW => _engine.InternalRMW(in key, in input, expiry, in _view, out storageRead),
                     PendingKind.Delete => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
                         _engine.InternalDelete(in key, in _view), out storageRead),
                     _ => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
-                        _engine.InternalUpsert(in key, in value, in _view), out storageRead),
+                        _engine.InternalUpsert(in key, in value, expiry, in _view), out storageRead),
                 };
             }
             while (ShouldRetryNow(status));
@@ -87,8 +87,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage
                 || (status == OperationStatus.RetryLater && waiter == Waiter.Background))
             {
-                pending = Park(kind, in key, in value, in input, in output, context, waiter, serialNo, status,
-                    storageRead);
+                pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
+                    status, storageRead);
                 return OperationStatus.Pending;
             }
 

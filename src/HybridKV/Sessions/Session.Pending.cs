@@ -59,7 +59,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// CPR excludes from a commit whose CPR point they straddle.</summary>
     private PendingOperation<TKey, TValue, TInput, TOutput, TContext> Park(
         PendingKind kind, in TKey key, in TValue value, in TInput input, in TOutput output, TContext context,
-        Waiter waiter, long serialNo, OperationStatus status, StorageRead storageRead)
+        long expiry, Waiter waiter, long serialNo, OperationStatus status, StorageRead storageRead)
     {
         _cpr.AddPending(serialNo);
         _cpr.EndOperation();
@@ -67,6 +67,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             kind, _engine.KeyHashOf(in key), in key, in value, in input, in output, context)
         {
             SerialNo = serialNo,
+            Expiry = expiry,
             Completion = waiter == Waiter.CompletePending
                 ? null
                 : new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously),

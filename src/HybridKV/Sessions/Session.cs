@@ -154,7 +154,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// session).</returns>
     public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        return ToStatus(Attempt(PendingKind.Read, in key, default!, in input, ref output, context, Waiter.CompletePending,
+        return ToStatus(Attempt(PendingKind.Read, in key, default!, in input, ref output, context, ExpiryTime.Keep,
+            Waiter.CompletePending,
             TakeSerialNo(), out _));
     }
 
@@ -166,7 +167,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
     internal Status ReadAndWait(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context, Waiter.Caller,
+        OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context,
+            ExpiryTime.Keep, Waiter.Caller,
             TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         if (pending is null)
         {
@@ -189,11 +191,23 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Upsert(in TKey key, in TValue value)
     {
         TOutput output = default!;
-        return Run(PendingKind.Upsert, in key, in value, default!, ref output, default!);
+        return Run(PendingKind.Upsert, in key, in value, default!, ref output, default!, ExpiryTime.Keep);
+    }
+
+    /// <summary>
+    /// Inserts or overwrites the value of a key, which expires as <paramref name="expiration"/> says (a time to live
+    /// counts from this call); once expired it reads as not found. Never reads the device; always appends a record
+    /// (an expiry is never changed in place).
+    /// </summary>
+    /// <returns>As <see cref="Upsert(in TKey, in TValue)"/>.</returns>
+    public Status Upsert(in TKey key, in TValue value, Expiration expiration)
+    {
+        TOutput output = default!;
+        return Run(PendingKind.Upsert, in key, in value, default!, ref output, default!, ExpiryOf(expiration));
     }
 
     /// <summary>Read-modify-write with the default context.</summary>
-    public Status RMW(in TKey key, in TInput input) => RMW(in key, in input, default!);
+    public Status RMW(in TKey key, in TInput input) => RMW(in key, in input, (TContext)default!);
 
     /// <summary>
     /// Updates a key from its current value and <paramref name="input"/> (InitialUpdater if it has none, otherwise
@@ -205,7 +219,23 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status RMW(in TKey key, in TInput input, TContext context)
     {
         TOutput output = default!;
-        return Run(PendingKind.RMW, in key, default!, in input, ref output, context);
+        return Run(PendingKind.RMW, in key, default!, in input, ref output, context, ExpiryTime.Keep);
+    }
+
+    /// <summary>Read-modify-write whose resulting value expires as <paramref name="expiration"/> says, with the default
+    /// context.</summary>
+    public Status RMW(in TKey key, in TInput input, Expiration expiration) => RMW(in key, in input, expiration, default!);
+
+    /// <summary>
+    /// Read-modify-write whose resulting value expires as <paramref name="expiration"/> says (a time to live counts
+    /// from this call; <see cref="Expiration.Never"/> removes an expiry). An expired value counts as none: the
+    /// InitialUpdater starts a new one. Without an <see cref="Expiration"/>, an RMW keeps the value's expiry.
+    /// </summary>
+    /// <returns>As <see cref="RMW(in TKey, in TInput, TContext)"/>.</returns>
+    public Status RMW(in TKey key, in TInput input, Expiration expiration, TContext context)
+    {
+        TOutput output = default!;
+        return Run(PendingKind.RMW, in key, default!, in input, ref output, context, ExpiryOf(expiration));
     }
 
     /// <summary>Deletes a key with the default context.</summary>
@@ -220,23 +250,28 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Delete(in TKey key, TContext context)
     {
         TOutput output = default!;
-        return Run(PendingKind.Delete, in key, default!, default!, ref output, context);
+        return Run(PendingKind.Delete, in key, default!, default!, ref output, context, ExpiryTime.Keep);
     }
+
+    /// <summary>An <see cref="Expiration"/> as the record stores it, a time to live counted from now.</summary>
+    private long ExpiryOf(Expiration expiration) => expiration.ToRecordTime(_engine.Clock);
 
     /// <summary>
     /// Runs an update to a final status or to pending, blocking while the log makes room: the operation keeps its
     /// serial number across the waits.
     /// </summary>
-    private Status Run(PendingKind kind, in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context)
+    private Status Run(
+        PendingKind kind, in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context, long expiry)
     {
         long serialNo = TakeSerialNo();
-        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, Waiter.CompletePending,
-            serialNo, out _);
+        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, expiry,
+            Waiter.CompletePending, serialNo, out _);
         while (status == OperationStatus.RetryLater)
         {
             // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
             Task logSpace = _engine.Log.SpaceSignal;
-            status = Attempt(kind, in key, in value, in input, ref output, context, Waiter.CompletePending, serialNo, out _);
+            status = Attempt(kind, in key, in value, in input, ref output, context, expiry, Waiter.CompletePending,
+                serialNo, out _);
             if (status == OperationStatus.RetryLater)
             {
                 WaitUnprotected(logSpace);

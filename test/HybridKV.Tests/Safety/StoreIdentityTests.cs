@@ -50,11 +50,12 @@ public sealed class StoreIdentityTests : IDisposable
         string label = Path.Combine(directory, "log", "hlog.label");
         StoreIdentity written = ChecksummedJson.TryUnwrap<StoreIdentity>(
             File.ReadAllBytes(label), CheckpointMetadata.JsonOptions, out _)!;
-        File.WriteAllBytes(label, ChecksummedJson.Wrap(written with { Format = 3 }, CheckpointMetadata.JsonOptions));
+        File.WriteAllBytes(label, ChecksummedJson.Wrap(written with { Format = StoreIdentity.CurrentFormat + 1 }, CheckpointMetadata.JsonOptions));
         SortedDictionary<string, string> before = SafetyStores.Snapshot(directory);
 
         var refused = Assert.Throws<InvalidOperationException>(() => TestStores.Create(StoreOnDevice.Settings(directory)));
-        Assert.Contains("format: 2 in this store, 3 in the log", refused.Message, StringComparison.Ordinal);
+        Assert.Contains($"format: {StoreIdentity.CurrentFormat} in this store, {StoreIdentity.CurrentFormat + 1} in the log",
+            refused.Message, StringComparison.Ordinal);
         Assert.Equal(before, SafetyStores.Snapshot(directory));
     }
 
