@@ -17,6 +17,7 @@ public sealed class LocalFileDevice : StorageDevice
     private readonly ConcurrentDictionary<long, byte> _unflushed = new();
     private readonly object _createLock = new();
     private readonly IoThreadPool _io;
+    private readonly IoUring? _ring;
     private readonly DirectoryLock _lock;
 
     /// <summary>Opens (or creates) a device in <see cref="LocalFileDeviceOptions.Directory"/>, and holds the directory
@@ -40,9 +41,11 @@ public sealed class LocalFileDevice : StorageDevice
             }
 
             _io = new IoThreadPool(options.IoThreads, "HybridKV");
+            _ring = options.UseIoUring ? IoUring.TryCreate(options.ReadQueueDepth, out _) : null;
         }
         catch
         {
+            _io?.Dispose();
             _lock.Dispose();
             throw;
         }
@@ -83,6 +86,11 @@ public sealed class LocalFileDevice : StorageDevice
     protected override ValueTask ReadSegmentAsync(
         long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
     {
+        if (_ring is not null && (!UsesDirectIo || IsSectorAligned(destination)))
+        {
+            return ReadThroughRingAsync(segment, offset, destination, cancellationToken);
+        }
+
         return _io.Run(() =>
         {
             SafeFileHandle? file = OpenSegment(segment, create: false);
@@ -104,6 +112,55 @@ public sealed class LocalFileDevice : StorageDevice
             }
         }, cancellationToken);
     }
+
+    /// <summary>Reads through io_uring until the range is read or the file ends (zeros from there, as for a
+    /// segment never written that far).</summary>
+    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder))]
+    private async ValueTask ReadThroughRingAsync(
+        long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
+    {
+        SafeFileHandle? file = OpenSegment(segment, create: false);
+        if (file is null)
+        {
+            destination.Span.Clear();
+            return;
+        }
+
+        using System.Buffers.MemoryHandle pin = destination.Pin();
+        nint start = PointerOf(pin);
+        int total = 0;
+        while (total < destination.Length)
+        {
+            int read = await _ring!.ReadAsync(file, start + total, destination.Length - total, offset + total,
+                cancellationToken).ConfigureAwait(false);
+            if (read < 0)
+            {
+                throw new StorageDeviceException(
+                    $"Reading {destination.Length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.",
+                    new IOException($"io_uring read failed with errno {-read}.", -read));
+            }
+
+            if (read == 0)
+            {
+                break;
+            }
+
+            total += read;
+        }
+
+        destination.Span[total..].Clear();
+    }
+
+    private static unsafe nint PointerOf(System.Buffers.MemoryHandle pin) => (nint)pin.Pointer;
+
+    private unsafe bool IsSectorAligned(Memory<byte> destination)
+    {
+        using System.Buffers.MemoryHandle pin = destination.Pin();
+        return ((nint)pin.Pointer & (SectorSize - 1)) == 0 && (destination.Length & (SectorSize - 1)) == 0;
+    }
+
+    /// <summary>Whether reads go through io_uring (see <see cref="LocalFileDeviceOptions.UseIoUring"/>).</summary>
+    public bool UsesIoUring => _ring is not null;
 
     /// <inheritdoc/>
     protected override ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken)
@@ -245,6 +302,7 @@ public sealed class LocalFileDevice : StorageDevice
     {
         if (disposing)
         {
+            _ring?.Dispose();
             _io.Dispose();
             foreach (SafeFileHandle file in _files.Values)
             {

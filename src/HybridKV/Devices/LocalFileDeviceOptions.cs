@@ -25,8 +25,22 @@ public sealed record LocalFileDeviceOptions
     /// <summary>Whether to reserve each segment's full size on disk when its file is created. Default false.</summary>
     public bool PreallocateSegments { get; init; }
 
-    /// <summary>The number of dedicated I/O threads, from 1 to 64. Default 2.</summary>
+    /// <summary>
+    /// The number of dedicated I/O threads, from 1 to 64: they write (the log's flushes, fsync) and, without
+    /// io_uring, also read. Default 2.
+    /// </summary>
     public int IoThreads { get; init; } = 2;
+
+    /// <summary>
+    /// Whether reads go through Linux's io_uring, many in flight without a thread each (see
+    /// <see cref="ReadQueueDepth"/>). Where the kernel has no io_uring or forbids it (some container sandboxes do),
+    /// or off Linux, reads run on the I/O threads instead (<see cref="LocalFileDevice.UsesIoUring"/> tells which).
+    /// Default <see langword="true"/>.
+    /// </summary>
+    public bool UseIoUring { get; init; } = true;
+
+    /// <summary>How many reads may be in flight at once through io_uring, from 1 to 4096. Default 64.</summary>
+    public int ReadQueueDepth { get; init; } = 64;
 
     /// <summary>The highest address (exclusive) the device accepts. Default unbounded.</summary>
     public long Capacity { get; init; } = long.MaxValue;
@@ -47,6 +61,12 @@ public sealed record LocalFileDeviceOptions
         if (IoThreads < 1 || IoThreads > 64)
         {
             throw new ArgumentOutOfRangeException(nameof(IoThreads), IoThreads, "IoThreads must be from 1 to 64.");
+        }
+
+        if (ReadQueueDepth < 1 || ReadQueueDepth > 4096)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ReadQueueDepth), ReadQueueDepth,
+                "ReadQueueDepth must be from 1 to 4096.");
         }
     }
 }

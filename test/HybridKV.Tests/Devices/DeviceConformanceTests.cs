@@ -201,20 +201,32 @@ public sealed class FaultInjectingDeviceConformanceTests : DeviceConformanceTest
         ((MemoryDevice)((FaultInjectingDevice)device).Inner).SegmentCount;
 }
 
-/// <summary>The file device, with direct I/O or buffered I/O.</summary>
+/// <summary>The file device, with direct I/O or buffered I/O, reading through io_uring (at depth 64 or 1) or threads.</summary>
 public abstract class LocalFileDeviceConformanceTests : DeviceConformanceTests
 {
     private readonly TempDirectory _directory = new();
 
     protected abstract bool UseDirectIo { get; }
 
-    protected override StorageDevice CreateDevice() => new LocalFileDevice(new LocalFileDeviceOptions
+    protected virtual bool UseIoUring => true;
+
+    protected virtual int ReadQueueDepth => 64;
+
+    protected override StorageDevice CreateDevice()
     {
-        Directory = _directory.NewSubdirectory(),
-        SectorSize = Sector,
-        SegmentSize = Segment,
-        UseDirectIo = UseDirectIo,
-    });
+        var device = new LocalFileDevice(new LocalFileDeviceOptions
+        {
+            Directory = _directory.NewSubdirectory(),
+            SectorSize = Sector,
+            SegmentSize = Segment,
+            UseDirectIo = UseDirectIo,
+            UseIoUring = UseIoUring,
+            ReadQueueDepth = ReadQueueDepth,
+        });
+        // This machine's kernel has io_uring: a configuration meant to use it must, or the suite tests threads twice.
+        Assert.Equal(UseIoUring, device.UsesIoUring);
+        return device;
+    }
 
     protected override int StoredSegmentCount(StorageDevice device) =>
         Directory.GetFiles(((LocalFileDevice)device).DirectoryPath, "hlog.*").Length;
@@ -237,4 +249,21 @@ public sealed class DirectLocalFileDeviceConformanceTests : LocalFileDeviceConfo
 public sealed class BufferedLocalFileDeviceConformanceTests : LocalFileDeviceConformanceTests
 {
     protected override bool UseDirectIo => false;
+}
+
+[Trait("Category", "Device")]
+public sealed class ThreadReadLocalFileDeviceConformanceTests : LocalFileDeviceConformanceTests
+{
+    protected override bool UseDirectIo => true;
+
+    protected override bool UseIoUring => false;
+}
+
+/// <summary>One read in flight: every concurrent read beyond the first waits for a free slot.</summary>
+[Trait("Category", "Device")]
+public sealed class DepthOneLocalFileDeviceConformanceTests : LocalFileDeviceConformanceTests
+{
+    protected override bool UseDirectIo => true;
+
+    protected override int ReadQueueDepth => 1;
 }
