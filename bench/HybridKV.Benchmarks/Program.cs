@@ -5,9 +5,16 @@ using HybridKV.Benchmarks.LargerThanMemory;
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- larger-than-memory      (throughput on a file device)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- checkpoints             (throughput around checkpoints)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- ycsb --help             (YCSB with baselines)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- device-probe [--depths 1,16,64] [--dir D]
+//                                                             (raw random reads vs HybridKV's reads from storage)
 if (args.Length > 0 && args[0] == "ycsb")
 {
     return HybridKV.Benchmarks.Ycsb.YcsbRunner.Run(args[1..]);
+}
+
+if (args.Length > 0 && args[0] == "device-probe")
+{
+    return HybridKV.Benchmarks.Probes.DeviceProbe.Run(args[1..]);
 }
 
 if (args.Length > 0 && args[0] == "larger-than-memory")
