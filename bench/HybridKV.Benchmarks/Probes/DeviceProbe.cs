@@ -153,6 +153,7 @@ internal static class DeviceProbe
     {
         long completed = 0;
         long found = 0;
+        long allocatedBefore = GC.GetTotalAllocatedBytes(precise: false);
         var clock = Stopwatch.StartNew();
         Task[] lanes = [.. Enumerable.Range(0, depth).Select(lane => Task.Run(async () =>
         {
@@ -173,6 +174,8 @@ internal static class DeviceProbe
             }
         }))];
         Task.WaitAll(lanes);
+        Console.WriteLine($"  {(GC.GetTotalAllocatedBytes(precise: false) - allocatedBefore) / (double)completed:F0} bytes " +
+                          "allocated per read (the probe's own key and output handling included)");
         if (found != completed)
         {
             throw new InvalidOperationException($"Only {found} of {completed} reads found their key.");
