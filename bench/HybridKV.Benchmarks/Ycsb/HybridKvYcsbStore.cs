@@ -54,11 +54,13 @@ public static class HybridKvYcsbStore
         private readonly string? _logDirectory;
         private readonly Timer? _diskSampler;
         private long _peakDiskBytes;
+        private readonly int _readBatch;
 
         public Store(YcsbStoreOptions options, string name, long recordBytes)
         {
             Name = name;
             _valueBytes = options.ValueBytes;
+            _readBatch = options.ReadBatch;
             long dataBytes = options.Keys * recordBytes;
             bool needsDevice = options.MemoryMb is not null || options.CheckpointEvery is not null || options.OnDevice;
             if (needsDevice)
@@ -134,7 +136,7 @@ public static class HybridKvYcsbStore
                 session.Committed += (_, _) => Interlocked.Increment(ref _checkpointsCommitted);
             }
 
-            return new Worker(session, NewScratch());
+            return new Worker(session, NewScratch(), _readBatch);
         }
 
         public long CheckpointsCommitted => Interlocked.Read(ref _checkpointsCommitted);
@@ -207,8 +209,11 @@ public static class HybridKvYcsbStore
         }
 
         private sealed class Worker(
-            Session<long, TValue, long, long, Empty, TFunctions> session, byte[] scratch) : IYcsbWorker
+            Session<long, TValue, long, long, Empty, TFunctions> session, byte[] scratch, int readBatch) : IYcsbWorker
         {
+            private readonly long[] _outputs = new long[readBatch];
+            private readonly Status[] _statuses = new Status[readBatch];
+
             public long Run(YcsbStreams streams, int start, int count)
             {
                 long[] keys = streams.Keys;
@@ -216,9 +221,28 @@ public static class HybridKvYcsbStore
                 long checksum = 0;
                 // One epoch protection per batch, as the papers' benchmarks hold it across operations.
                 using ProtectedScope scope = session.BeginProtectedScope();
-                for (int i = start; i < start + count; i++)
+                int end = start + count;
+                for (int i = start; i < end; i++)
                 {
                     long key = keys[i];
+                    if (readBatch > 1 && operations[i] == YcsbOperation.Read)
+                    {
+                        int batch = 1;
+                        while (batch < readBatch && i + batch < end && operations[i + batch] == YcsbOperation.Read)
+                        {
+                            batch++;
+                        }
+
+                        session.Read(keys.AsSpan(i, batch), _outputs, _statuses);
+                        for (int j = 0; j < batch; j++)
+                        {
+                            checksum += _statuses[j] == Status.Ok ? _outputs[j] : 0;
+                        }
+
+                        i += batch - 1;
+                        continue;
+                    }
+
                     switch (operations[i])
                     {
                         case YcsbOperation.Read:

@@ -57,4 +57,7 @@ public sealed record YcsbStoreOptions(
 
     /// <summary>Whether the store needs a file device even with all its data in memory.</summary>
     public bool OnDevice { get; init; }
+
+    /// <summary>HybridKV reads up to this many consecutive reads as one batch (1: one at a time).</summary>
+    public int ReadBatch { get; init; } = 1;
 }

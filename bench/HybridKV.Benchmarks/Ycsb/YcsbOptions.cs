@@ -22,6 +22,9 @@ public sealed record YcsbOptions(
     string OutputDirectory,
     string? Scenario = null)
 {
+    /// <summary>HybridKV reads up to this many consecutive reads of a stream as one batch (1: one at a time).</summary>
+    public int ReadBatch { get; init; } = 1;
+
     public const long SmallKeys = 2_500_000;
     public const long MediumKeys = 32_000_000;
 
@@ -51,6 +54,8 @@ public sealed record YcsbOptions(
                                   default a quarter of the data); ends with RESULT scenario=soak live_bytes=L peak_disk_bytes=P
                                   disk_ratio=P/L throughput_ratio=with/without written_ratio=log written/L
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
+          --read-batch N          HybridKV reads up to N consecutive reads as one batch, overlapping their cache
+                                  misses (Session.Read of a span of keys; default 1: one read at a time)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
           --out DIR               CSV and JSON results (default BenchmarkDotNet.Artifacts/ycsb)
         """;
@@ -74,7 +79,7 @@ public sealed record YcsbOptions(
         string[] known =
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
-            "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--dir", "--out",
+            "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--dir", "--out",
             "--scenario",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
@@ -155,7 +160,10 @@ public sealed record YcsbOptions(
             indexBuckets,
             Path.GetFullPath(Text("--dir") ?? Path.Combine(artifacts, "data")),
             Path.GetFullPath(Text("--out") ?? artifacts),
-            scenario);
+            scenario)
+        {
+            ReadBatch = (int)Number("--read-batch", Text("--read-batch"), 1, 1, 4096),
+        };
     }
 
     private static long Number(string name, string? text, long fallback, long min, long max)

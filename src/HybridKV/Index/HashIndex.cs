@@ -125,6 +125,11 @@ internal sealed unsafe partial class HashIndex : IDisposable
                Interlocked.CompareExchange(ref slot.Word, 0, slot.Observed.Word) == slot.Observed.Word;
     }
 
+    /// <summary>Starts loading the bucket a find of <paramref name="hash"/> will read (a batch of reads overlaps their
+    /// cache misses this way).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Prefetch(KeyHash hash) => Utilities.CacheLine.Prefetch(PrimaryBucket(hash, Volatile.Read(ref _resizeState)));
+
     /// <summary>The bucket the hash starts in under <paramref name="state"/>: the rare path of a find.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private HashBucket* PrimaryBucket(KeyHash hash, long state)

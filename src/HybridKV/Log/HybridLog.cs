@@ -162,6 +162,19 @@ internal sealed unsafe partial class HybridLog : IDisposable
     }
 
     /// <summary>
+    /// Starts loading the first line of the record at <paramref name="address"/> if it is in memory. The caller holds
+    /// epoch protection; a frame reused meanwhile only makes the hint useless, never wrong.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public void Prefetch(long address)
+    {
+        if (address >= Volatile.Read(ref _headAddress) && address < TailAddress)
+        {
+            Utilities.CacheLine.Prefetch((byte*)_frames[(address >> _pageSizeBits) & _frameMask] + (address & _offsetMask));
+        }
+    }
+
+    /// <summary>
     /// The frame of the in-memory page at <paramref name="pageAddress"/>, for walking its records. The caller holds epoch
     /// protection and found the page at or above the head of its view.
     /// </summary>
