@@ -7,9 +7,9 @@ namespace HybridKV.Sessions;
 /// </summary>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
-    /// <summary>How many keys a batch prefetches ahead: enough misses in flight to cover memory latency, few enough
-    /// that the lines are still cached when the reads come.</summary>
-    private const int PrefetchGroup = 16;
+    /// <summary>How many keys a batch prefetches ahead: enough misses in flight to cover memory latency, few enough that
+    /// the lines are still cached when the reads come (measured with 2M keys: 32 and 64 alike, 1.5x 16).</summary>
+    private const int PrefetchGroup = 32;
 
     /// <summary>
     /// Reads <paramref name="keys"/> with the default input, each as <see cref="Read(in TKey, ref TOutput)"/> would,
