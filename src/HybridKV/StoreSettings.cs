@@ -116,6 +116,23 @@ public sealed record StoreSettings
     /// </summary>
     public long? LogCompactionMinBytes { get; init; }
 
+    /// <summary>
+    /// Writer backpressure for automatic compaction: while a compaction runs and the log (tail minus begin address) is
+    /// larger than this many times the live data (and larger than the memory plus
+    /// <see cref="LogCompactionMinBytes"/>, which no compaction can go below), operations that need a new page wait at
+    /// the page turn for the compaction to end, for at most <see cref="LogSizeLimitMaxWait"/> per compaction (then they
+    /// go on: a compaction that frees nothing slows writers but never stops them). This bounds the disk a writer
+    /// faster than compaction can fill. From <see cref="LogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>,
+    /// or 0 for never waiting. Default 2.5; ignored without automatic compaction.
+    /// </summary>
+    public double LogSizeLimitRatio { get; init; } = 2.5;
+
+    /// <summary>
+    /// The longest operations wait at page turns for one compaction (<see cref="LogSizeLimitRatio"/>), from zero to
+    /// one minute. Default 2 s.
+    /// </summary>
+    public TimeSpan LogSizeLimitMaxWait { get; init; } = TimeSpan.FromSeconds(2);
+
     /// <summary>The effective <see cref="LogCompactionMinBytes"/>.</summary>
     internal long LogCompactionMinBytesOrDefault(long segmentSize) => LogCompactionMinBytes ?? (2 * segmentSize);
 
@@ -337,6 +354,24 @@ public sealed record StoreSettings
                 LogCompactionRatio,
                 $"{nameof(LogCompactionRatio)} must be 0 (no automatic compaction) or from {MinLogCompactionRatio} " +
                 $"to {MaxLogCompactionRatio}.");
+        }
+
+        if (!(LogSizeLimitRatio == 0 || LogCompactionRatio == 0 ||
+              (LogSizeLimitRatio >= LogCompactionRatio && LogSizeLimitRatio <= MaxLogCompactionRatio)))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogSizeLimitRatio),
+                LogSizeLimitRatio,
+                $"{nameof(LogSizeLimitRatio)} must be 0 (writers never wait) or from {nameof(LogCompactionRatio)} " +
+                $"({LogCompactionRatio}) to {MaxLogCompactionRatio}.");
+        }
+
+        if (LogSizeLimitMaxWait < TimeSpan.Zero || LogSizeLimitMaxWait > TimeSpan.FromMinutes(1))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogSizeLimitMaxWait),
+                LogSizeLimitMaxWait,
+                $"{nameof(LogSizeLimitMaxWait)} must be from zero to one minute.");
         }
 
         if (LogCompactionMinBytes is < 0)

@@ -59,7 +59,16 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     /// Compacts [begin, <paramref name="untilAddress"/>) rounded down to a page boundary, which must be at most the
     /// head address (the caller checked).
     /// </summary>
-    public async Task<CompactionResult> CompactAsync(long untilAddress, CancellationToken cancellationToken)
+    public Task<CompactionResult> CompactAsync(long untilAddress, CancellationToken cancellationToken) =>
+        CompactAsync(untilAddress, long.MaxValue, TimeSpan.Zero, cancellationToken);
+
+    /// <summary>
+    /// Compacts as <see cref="CompactAsync(long, CancellationToken)"/>; while it runs, page turns of a log larger than
+    /// <paramref name="holdWritersAbove"/> bytes wait, for at most <paramref name="maxWait"/>
+    /// (<see cref="StoreSettings.LogSizeLimitRatio"/>).
+    /// </summary>
+    private async Task<CompactionResult> CompactAsync(long untilAddress, long holdWritersAbove, TimeSpan maxWait,
+        CancellationToken cancellationToken)
     {
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping);
         CancellationToken token = linked.Token;
@@ -71,6 +80,11 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             if (until <= from)
             {
                 return new CompactionResult(from, from, 0, 0, 0, 0);
+            }
+
+            if (holdWritersAbove != long.MaxValue && maxWait > TimeSpan.Zero)
+            {
+                _engine.Log.HoldWritersAbove(holdWritersAbove, _engine.LogCompactionEntry, maxWait);
             }
 
             var started = Stopwatch.StartNew();
@@ -105,17 +119,22 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
         finally
         {
+            _engine.Log.ReleaseWriters();
             _oneAtATime.Release();
         }
     }
 
     /// <summary>Starts compacting by policy in the background, woken by page turns.</summary>
-    public void StartAutomatic(double ratio, long minBytes)
+    /// <param name="ratio"><see cref="StoreSettings.LogCompactionRatio"/>.</param>
+    /// <param name="minBytes">The effective <see cref="StoreSettings.LogCompactionMinBytes"/>.</param>
+    /// <param name="limitRatio"><see cref="StoreSettings.LogSizeLimitRatio"/> (0: writers never wait).</param>
+    /// <param name="maxWait"><see cref="StoreSettings.LogSizeLimitMaxWait"/>.</param>
+    public void StartAutomatic(double ratio, long minBytes, double limitRatio, TimeSpan maxWait)
     {
-        _automatic = Task.Run(() => RunAutomaticAsync(ratio, minBytes));
+        _automatic = Task.Run(() => RunAutomaticAsync(ratio, minBytes, limitRatio, maxWait));
     }
 
-    private async Task RunAutomaticAsync(double ratio, long minBytes)
+    private async Task RunAutomaticAsync(double ratio, long minBytes, double limitRatio, TimeSpan maxWait)
     {
         // After a failure (a damaged segment, a failing device), the next attempt waits 1 s, then twice as long each
         // time up to 5 min: the store keeps serving, and the log does not fill with the same error at every page turn.
@@ -128,7 +147,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 try
                 {
-                    await CompactAsync(until, CancellationToken.None).ConfigureAwait(false);
+                    await CompactAsync(until, WriterLimit(limitRatio, minBytes), maxWait, CancellationToken.None)
+                        .ConfigureAwait(false);
                     backoff = TimeSpan.Zero;
                 }
                 catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
@@ -176,6 +196,21 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         // Everything on the device: one pass frees the most, and the log is then about its live data plus memory.
         long until = _engine.Log.HeadAddress & ~(_engine.Log.PageSize - 1L);
         return until > begin ? until : null;
+    }
+
+    /// <summary>
+    /// The log size above which writers wait while a compaction runs: <paramref name="limitRatio"/> times the live data,
+    /// but never below what compaction cannot go under (the memory's pages and the minimum), or no limit.
+    /// </summary>
+    private long WriterLimit(double limitRatio, long minBytes)
+    {
+        long live = LiveBytesNow();
+        if (limitRatio <= 0 || live < 0)
+        {
+            return long.MaxValue;
+        }
+
+        return Math.Max((long)(limitRatio * live), (long)_engine.Log.BufferPages * _engine.Log.PageSize + minBytes);
     }
 
     private long _indexCountedAt;
