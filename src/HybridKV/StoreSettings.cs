@@ -120,18 +120,18 @@ public sealed record StoreSettings
     /// Writer backpressure for automatic compaction: while a compaction runs and the log (tail minus begin address) is
     /// larger than this many times the live data (and larger than the memory plus
     /// <see cref="LogCompactionMinBytes"/>, which no compaction can go below), operations that need a new page wait at
-    /// the page turn for the compaction to end, for at most <see cref="LogSizeLimitMaxWait"/> per compaction (then they
-    /// go on: a compaction that frees nothing slows writers but never stops them). This bounds the disk a writer
+    /// the page turn for the compaction to end, each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the
+    /// page opens: a compaction that frees nothing slows writers to a page per wait but never stops them). This bounds the disk a writer
     /// faster than compaction can fill. From <see cref="LogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>,
     /// or 0 for never waiting. Default 2.5; ignored without automatic compaction.
     /// </summary>
     public double LogSizeLimitRatio { get; init; } = 2.5;
 
     /// <summary>
-    /// The longest operations wait at page turns for one compaction (<see cref="LogSizeLimitRatio"/>), from zero to
-    /// one minute. Default 2 s.
+    /// The longest a page turn waits for a compaction (<see cref="LogSizeLimitRatio"/>), from zero to one minute.
+    /// Default 1 s.
     /// </summary>
-    public TimeSpan LogSizeLimitMaxWait { get; init; } = TimeSpan.FromSeconds(2);
+    public TimeSpan LogSizeLimitMaxWait { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>The effective <see cref="LogCompactionMinBytes"/>.</summary>
     internal long LogCompactionMinBytesOrDefault(long segmentSize) => LogCompactionMinBytes ?? (2 * segmentSize);

@@ -26,6 +26,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     private readonly LogReader<TKey, TValue> _reader;
     private readonly LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions> _tracer;
     private readonly DeviceChecks<TKey> _checks = new();
+    private readonly CandidateRecords<TKey, TValue> _candidates = new();
 
     public LogCompactor(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, int epochEntry)
     {
@@ -47,13 +48,14 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// <summary>
     /// Fixed-size keys: liveness from the index, with no device read per record. Reads [from, until) oldest first, a
     /// page at a time, and traces each record's chain from its key's index entry through memory (under protection, a
-    /// batch of records at a time): a record the entry leads to directly is live and copied while its page is in the
-    /// buffer; one the chain passes below without meeting is dead; a chain that continues on the device at a newer
-    /// record becomes a check (<see cref="DeviceChecks{TKey}"/>). The checks, put in page order, are answered by one
-    /// read per page they touch: the record at the cursor has the key (dead), or it is another key sharing the entry
-    /// (a tag collision, rare), and then the record goes the exact way (<see cref="CopyIfLiveAsync"/>, re-read).
-    /// Memory: two pages, the checks (at most <see cref="DeviceChecks{TKey}.Capacity"/>; a full batch is answered
-    /// before the range goes on) and the collisions' addresses.
+    /// batch of records at a time): a record the entry leads to is live (to be copied); one the chain passes below
+    /// without meeting is dead; a chain that continues on the device at a newer record becomes a check
+    /// (<see cref="DeviceChecks{TKey}"/>). The checks, put in page order, are answered by one read per page they
+    /// touch: the record at the cursor has the key (dead), or it is another key sharing the entry (a tag collision,
+    /// rare: to be copied if the exact trace finds it live). Then the candidates' pages are read again, oldest first,
+    /// and each is copied by <see cref="CopyIfLiveAsync"/>, which traces it again and links the copy by a CAS. Memory:
+    /// two pages, the checks (at most <see cref="DeviceChecks{TKey}.Capacity"/>; a full batch is answered before the
+    /// range goes on) and the candidates' addresses.
     /// </summary>
     /// <remarks>
     /// A record found dead stays dead: a newer record of its key exists and records never come back. A copy is linked
@@ -66,24 +68,31 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         HybridLog log = _engine.Log;
         long pageMask = log.PageSize - 1L;
         var pageRecords = new List<(long Address, bool Tombstone)>();
-        var live = new List<long>();
-        var collisions = new List<long>();
+        var toCopy = new List<long>();
         var counts = new Counts();
         _checks.Clear();
+        _candidates.Clear();
         for (long page = from & ~pageMask; page < until; page += log.PageSize)
         {
             long start = Math.Max(from, page);
             long end = Math.Min(until, page + log.PageSize);
             await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
             CollectRecords(start, end, pageRecords);
-            live.Clear();
             for (int batch = 0; batch < pageRecords.Count; batch += TraceBatch)
             {
                 // Protected for a batch of index look-ups, so that page turns and index phases are never held long.
+                int batchEnd = Math.Min(batch + TraceBatch, pageRecords.Count);
                 _reader.Protect();
                 try
                 {
-                    for (int i = batch; i < Math.Min(batch + TraceBatch, pageRecords.Count); i++)
+                    // The buckets first: the look-ups below then find them loading or loaded.
+                    for (int i = batch; i < batchEnd; i++)
+                    {
+                        TKey prefetched = _reader.KeyAt(pageRecords[i].Address);
+                        _engine.Index.Prefetch(new Index.KeyHash(_engine.KeyHashOf(in prefetched)));
+                    }
+
+                    for (int i = batch; i < batchEnd; i++)
                     {
                         (long address, bool tombstone) = pageRecords[i];
                         counts.Examined++;
@@ -98,8 +107,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                         LivenessTrace trace = default;
                         switch (_engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace))
                         {
+                            case Liveness.Live when !_candidates.IsFull:
+                                _candidates.Add(address, _reader.PageBytesAt(address, LogRecord<TKey, TValue>.FixedSize));
+                                break;
                             case Liveness.Live:
-                                live.Add(address);
+                                toCopy.Add(address);
                                 break;
                             case Liveness.OnDevice:
                                 _checks.Add(trace.Cursor, address, in key);
@@ -112,22 +124,51 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                     _reader.Unprotect();
                 }
             }
-            foreach (long address in live)
-            {
-                counts.Add(await CopyIfLiveAsync(address, coveredBelow: long.MinValue, cancellationToken).ConfigureAwait(false));
-            }
 
             if (_checks.IsFull)
             {
-                await AnswerChecksAsync(collisions, cancellationToken).ConfigureAwait(false);
+                await AnswerChecksAsync(toCopy, cancellationToken).ConfigureAwait(false);
             }
 
             cancellationToken.ThrowIfCancellationRequested();
         }
-        await AnswerChecksAsync(collisions, cancellationToken).ConfigureAwait(false);
-        collisions.Sort();
+
+        await AnswerChecksAsync(toCopy, cancellationToken).ConfigureAwait(false);
+
+        // Copies open pages at the tail, so writers a compaction holds back (HybridLog.WriterHold) would write into
+        // them: the hold pauses here, before the first copy, and resumes once the copies are made.
+        log.PauseHold();
+        _checks.Clear();
+        for (int i = 0; i < _candidates.Count; i++)
+        {
+            counts.Add(await CopyOrCheckAsync(_candidates.AddressAt(i), i, cancellationToken).ConfigureAwait(false));
+        }
+
+        _candidates.Clear();
+        toCopy.Sort();
         long currentPage = -1;
-        foreach (long address in collisions)
+        foreach (long address in toCopy)
+        {
+            long page = address & ~pageMask;
+            if (page != currentPage)
+            {
+                await _reader.ReadPageAsync(Math.Max(from, page), Math.Min(until, page + log.PageSize), cancellationToken)
+                    .ConfigureAwait(false);
+                currentPage = page;
+            }
+
+            counts.Add(await CopyOrCheckAsync(address, candidate: -1, cancellationToken).ConfigureAwait(false));
+        }
+
+        // Candidates whose key was written again since (the newer record already on the device): dead, unless the
+        // record there is another key's. Those few take the exact trace. Writers wait again meanwhile, and until the
+        // caller has moved the begin address.
+        log.ResumeHold();
+        var exact = new List<long>();
+        await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
+        exact.Sort();
+        currentPage = -1;
+        foreach (long address in exact)
         {
             long page = address & ~pageMask;
             if (page != currentPage)
@@ -143,8 +184,68 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return new CompactionResult(from, until, counts.Examined, counts.Copied, counts.BytesCopied, counts.TombstonesDropped);
     }
 
+    /// <summary>
+    /// Copies the record found at <paramref name="address"/> (the <paramref name="candidate"/>th kept copy, or, for
+    /// -1, in the page buffer) if the chain from its key's entry through memory leads to it; a chain that continues on
+    /// the device (the key was written again since the record was found live, and that record left memory) becomes a
+    /// check instead of a device read. Returns the bytes copied.
+    /// </summary>
+    private async ValueTask<int> CopyOrCheckAsync(long address, int candidate, CancellationToken cancellationToken)
+    {
+        while (true)
+        {
+            LogRecord<TKey, TValue> source = candidate >= 0 ? _candidates.RecordAt(candidate) : _reader.PageRecordAt(address);
+            VarBytes scratch = default;
+            TKey key = source.KeyRef(ref scratch);
+            LivenessTrace trace = default;
+            Liveness liveness;
+            _reader.Protect();
+            try
+            {
+                liveness = _engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace);
+            }
+            finally
+            {
+                _reader.Unprotect();
+            }
+
+            if (liveness == Liveness.OnDevice)
+            {
+                _checks.Add(trace.Cursor, address, in key);
+                return 0;
+            }
+
+            if (liveness != Liveness.Live)
+            {
+                return 0;
+            }
+
+            Task space = _engine.Log.SpaceSignal;
+            CopyForwardOutcome outcome = TryCopy(source, address, trace.Entry);
+            if (outcome != CopyForwardOutcome.NotNow)
+            {
+                return outcome == CopyForwardOutcome.Copied ? source.Size : 0;
+            }
+
+            await WaitForRoomAsync(space, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>No room at the tail yet, or a commit between IN-PROGRESS and WAIT-FLUSH: waits a little, then the
+    /// caller traces again.</summary>
+    private async Task WaitForRoomAsync(Task space, CancellationToken cancellationToken)
+    {
+        await space.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(20), cancellationToken).ConfigureAwait(false);
+        cancellationToken.ThrowIfCancellationRequested();
+        if (_engine.Log.FlushError is { } error)
+        {
+            throw new Devices.StorageDeviceException(
+                "Compaction stopped: writing the log to its device failed, so copies cannot be made room for.", error);
+        }
+    }
+
     /// <summary>Records traced under one protection.</summary>
-    private const int TraceBatch = 256;
+    private const int TraceBatch = 64;
 
     /// <summary>What a compaction counted (a mutable local: a <see cref="CompactionResult"/> per record would
     /// allocate).</summary>
@@ -169,7 +270,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// <summary>
     /// Answers the checks held: reads each page their cursors touch once (from memory if it is still there) and looks
     /// at the record at each cursor. The same key there: dead. Otherwise the record shares its index entry with
-    /// another key; its address goes to <paramref name="collisions"/>, for the exact trace.
+    /// another key; its address goes to <paramref name="collisions"/>, to be copied if the exact trace finds it live.
     /// </summary>
     private async Task AnswerChecksAsync(List<long> collisions, CancellationToken cancellationToken)
     {
@@ -288,28 +389,20 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 return 0;
             }
 
-            CopyForwardOutcome outcome = TryCopy(address, trace.Entry, out int size);
+            Task space = _engine.Log.SpaceSignal;
+            LogRecord<TKey, TValue> record = _reader.PageRecordAt(address);
+            CopyForwardOutcome outcome = TryCopy(record, address, trace.Entry);
             if (outcome != CopyForwardOutcome.NotNow)
             {
-                return outcome == CopyForwardOutcome.Copied ? size : 0;
+                return outcome == CopyForwardOutcome.Copied ? record.Size : 0;
             }
 
-            // No room at the tail yet, or a commit between IN-PROGRESS and WAIT-FLUSH: wait, then trace again.
-            await _engine.Log.SpaceSignal.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(20), cancellationToken)
-                .ConfigureAwait(false);
-            cancellationToken.ThrowIfCancellationRequested();
-            if (_engine.Log.FlushError is { } error)
-            {
-                throw new Devices.StorageDeviceException(
-                    "Compaction stopped: writing the log to its device failed, so copies cannot be made room for.", error);
-            }
+            await WaitForRoomAsync(space, cancellationToken).ConfigureAwait(false);
         }
     }
 
-    private CopyForwardOutcome TryCopy(long address, long tracedEntry, out int size)
+    private CopyForwardOutcome TryCopy(LogRecord<TKey, TValue> record, long address, long tracedEntry)
     {
-        LogRecord<TKey, TValue> record = _reader.PageRecordAt(address);
-        size = record.Size;
         _engine.Epoch.Protect(_epochEntry);
         try
         {
@@ -321,5 +414,9 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         }
     }
 
-    public void Dispose() => _reader.Dispose();
+    public void Dispose()
+    {
+        _reader.Dispose();
+        _candidates.Dispose();
+    }
 }

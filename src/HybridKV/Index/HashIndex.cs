@@ -51,6 +51,20 @@ internal sealed unsafe partial class HashIndex : IDisposable
     public ResizeState ResizeStatus => new(Volatile.Read(ref _resizeState));
 
     /// <summary>
+    /// Asks the processor to start loading the hash's bucket (a batch of look-ups then waits for memory once, not once
+    /// per look-up: compaction's liveness traces). Protected callers only; does nothing while a resize runs or
+    /// where the processor has no prefetch.
+    /// </summary>
+    public void Prefetch(KeyHash hash)
+    {
+        long state = Volatile.Read(ref _resizeState);
+        if ((state & ResizeState.PhaseMask) == 0 && System.Runtime.Intrinsics.X86.Sse.IsSupported)
+        {
+            System.Runtime.Intrinsics.X86.Sse.Prefetch0(_buckets + hash.Offset(_mask));
+        }
+    }
+
+    /// <summary>
     /// Finds the visible (non-tentative) entry for the hash's (offset, tag), if there is one (FASTER's find_tag).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]

@@ -145,6 +145,7 @@ internal sealed partial class HybridLog
             return AllocationResult.RetryLater;
         }
 
+        PageOpened();
         PrepareFrame(page);
         ShiftReadOnlyAddress((page + 1 - _mutablePages) << _pageSizeBits, callerEntry);
         if (_device is not null)
