@@ -92,9 +92,9 @@ public sealed record StoreSettings
     public const double MaxMemoryCompactionMaxLiveFraction = 0.9;
 
     /// <summary>
-    /// Automatic log compaction: the largest the log may grow relative to its live data before the part on the device
-    /// is compacted (live records copied forward, the rest dropped with their segments once no kept checkpoint needs
-    /// them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
+    /// Automatic log compaction: the largest the log may grow relative to its live data before the older half of the
+    /// part on the device is compacted (live records copied forward, the rest dropped with their segments once no kept
+    /// checkpoint needs them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
     /// what the last compaction kept (variable-length records). From
     /// <see cref="MinLogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>, or 0 for no automatic compaction
     /// (<c>CompactAsync</c> still works). Default 2. Needs a log device; runs in the background, concurrently with
@@ -120,8 +120,9 @@ public sealed record StoreSettings
     /// Writer backpressure for automatic compaction: while a compaction runs and the log (tail minus begin address) is
     /// larger than this many times the live data (and larger than the memory plus
     /// <see cref="LogCompactionMinBytes"/>, which no compaction can go below), operations that need a new page wait at
-    /// the page turn for the compaction to end, each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the
-    /// page opens: a compaction that frees nothing slows writers to a page per wait but never stops them). This bounds the disk a writer
+    /// the page turn, outside epoch protection, until the compaction has moved the begin address (they go on while it
+    /// copies records), each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the page opens: a
+    /// compaction that frees nothing slows writers to a page per wait but never stops them). This bounds the disk a writer
     /// faster than compaction can fill. From <see cref="LogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>,
     /// or 0 for never waiting. Default 2.5; ignored without automatic compaction.
     /// </summary>

@@ -12,10 +12,11 @@ namespace HybridKV.Compaction;
 /// </summary>
 /// <remarks>
 /// The policy (<see cref="StoreSettings.LogCompactionRatio"/>): once the log is at least
-/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact everything on the device when the log is more than the
-/// ratio times the live data: for fixed-size records, the index's entries times the record size; otherwise what the
-/// last compaction kept (before the first, at once). A log that is all live is then copied once and left until it
-/// doubles, so the cost stays bounded.
+/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact the older half of the device part (at least the minimum)
+/// when the log is more than the ratio times the live data: for fixed-size records, the index's entries times the
+/// record size; otherwise what the last compaction kept (before the first, at once). While an automatic compaction
+/// runs and the log is over <see cref="StoreSettings.LogSizeLimitRatio"/> times the live data, writers wait at page
+/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn).
 /// </remarks>
 internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged

@@ -13,7 +13,10 @@ namespace HybridKV.Tests.Lifecycle;
 [Trait("Category", "Lifecycle")]
 public sealed class LogBudgetTests : IDisposable
 {
-    private const int Keys = 1_000;
+    // 100 rounds of 4,000 keys (twice the memory's records, so that updates append): 12.8 MB of log against 64 KiB
+    // of memory, far more than any limit lets go unheld.
+    private const int Keys = 4_000;
+    private const int Rounds = 100;
 
     // A failure guard for conditions that hold within milliseconds: never a synchronisation delay.
     private static readonly TimeSpan Guard = TimeSpan.FromSeconds(60);
@@ -39,35 +42,52 @@ public sealed class LogBudgetTests : IDisposable
         // Compaction's first read of the log waits: the compaction runs and frees nothing until the test lets it.
         device.HoldReads = reads.Task;
 
-        var model = new Dictionary<long, long>();
+        // Rounds until a compaction started and waits for its first read (from then on it frees nothing), then at
+        // most Rounds more: those cannot all go through unheld.
+        int lastRound = 0;
         Task writer = Task.Run(() =>
         {
             using var writing = store.NewSession();
-            for (int round = 1; round <= 40; round++)
+            int startedAt = -1;
+            for (int r = 1; startedAt < 0 || r - startedAt < Rounds; r++)
             {
-                for (long k = 0; k < Keys; k++)
+                Assert.True(r < 100_000, "no compaction started");
+                Write(writing, r);
+                Volatile.Write(ref lastRound, r);
+                if (startedAt < 0 && device.ReadCount > 0)
                 {
-                    writing.Upsert(k, round * 1_000_000L + k);
+                    startedAt = r;
                 }
             }
         });
 
         Assert.True(SpinWait.SpinUntil(() => log.PageTurnsHeld > 0 || writer.IsCompleted, Guard),
             "the writer was neither held nor done");
-        Assert.False(writer.IsCompleted, "40 rounds over 1,000 keys went on while compaction could not run");
+        Assert.False(writer.IsCompleted, $"{Rounds} rounds over {Keys:N0} keys went on while compaction could not run " +
+            $"(compactions {store.LogCompaction!.Compactions}, held {log.PageTurnsHeld}, reads {device.ReadCount}, log {store.TailAddress - store.BeginAddress})");
         Assert.True(log.PageTurnsHeld > 0);
 
         device.HoldReads = null;
         reads.SetResult();
         await writer.WaitAsync(Guard);
 
+        var model = new Dictionary<long, long>();
         for (long k = 0; k < Keys; k++)
         {
-            model[k] = 40 * 1_000_000L + k;
+            model[k] = Volatile.Read(ref lastRound) * 1_000_000L + k;
         }
 
         Churn.AssertMatches(session, Keys, model);
         Assert.True(store.LogCompaction!.Compactions > 0, "compaction ran");
+    }
+
+    private static void Write(HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session,
+        int round)
+    {
+        for (long k = 0; k < Keys; k++)
+        {
+            session.Upsert(k, round * 1_000_000L + k);
+        }
     }
 
     [Fact]
@@ -124,6 +144,12 @@ public sealed class LogBudgetTests : IDisposable
         using var session = store.NewSession();
         const int keys = 600;
         Dictionary<long, long> model = Churn.Run(session, keys, rounds: 8, deleteEvery: 5);
+        // Other keys (sharing the same entries) push the last round's records onto the device.
+        long churnedUntil = store.TailAddress;
+        for (long filler = 1_000_000; store.HeadAddress < churnedUntil; filler++)
+        {
+            session.Upsert(filler, filler);
+        }
 
         CompactionResult result = await store.CompactAsync(store.HeadAddress);
 
