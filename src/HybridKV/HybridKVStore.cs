@@ -600,7 +600,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
             Interlocked.Exchange(ref _logCompactionStarted, 1) == 0)
         {
             _logCompaction.StartAutomatic(Settings.LogCompactionRatio,
-                Settings.LogCompactionMinBytesOrDefault(_engine.Log.Device!.SegmentSize));
+                Settings.LogCompactionMinBytesOrDefault(_engine.Log.Device!.SegmentSize),
+                Settings.LogSizeLimitRatio, Settings.LogSizeLimitMaxWait);
         }
 
         StartPeriodicCheckpoints();

@@ -92,9 +92,9 @@ public sealed record StoreSettings
     public const double MaxMemoryCompactionMaxLiveFraction = 0.9;
 
     /// <summary>
-    /// Automatic log compaction: the largest the log may grow relative to its live data before the part on the device
-    /// is compacted (live records copied forward, the rest dropped with their segments once no kept checkpoint needs
-    /// them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
+    /// Automatic log compaction: the largest the log may grow relative to its live data before the older half of the
+    /// part on the device is compacted (live records copied forward, the rest dropped with their segments once no kept
+    /// checkpoint needs them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
     /// what the last compaction kept (variable-length records). From
     /// <see cref="MinLogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>, or 0 for no automatic compaction
     /// (<c>CompactAsync</c> still works). Default 2. Needs a log device; runs in the background, concurrently with
@@ -115,6 +115,24 @@ public sealed record StoreSettings
     /// size, <see cref="LogSegmentSizeBits"/>, is what disk use follows the live data by).
     /// </summary>
     public long? LogCompactionMinBytes { get; init; }
+
+    /// <summary>
+    /// Writer backpressure for automatic compaction: while a compaction runs and the log (tail minus begin address) is
+    /// larger than this many times the live data (and larger than the memory plus
+    /// <see cref="LogCompactionMinBytes"/>, which no compaction can go below), operations that need a new page wait at
+    /// the page turn, outside epoch protection, until the compaction has moved the begin address (they go on while it
+    /// copies records), each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the page opens: a
+    /// compaction that frees nothing slows writers to a page per wait but never stops them). This bounds the disk a writer
+    /// faster than compaction can fill. From <see cref="LogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>,
+    /// or 0 for never waiting. Default 2.5; ignored without automatic compaction.
+    /// </summary>
+    public double LogSizeLimitRatio { get; init; } = 2.5;
+
+    /// <summary>
+    /// The longest a page turn waits for a compaction (<see cref="LogSizeLimitRatio"/>), from zero to one minute.
+    /// Default 1 s.
+    /// </summary>
+    public TimeSpan LogSizeLimitMaxWait { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>The effective <see cref="LogCompactionMinBytes"/>.</summary>
     internal long LogCompactionMinBytesOrDefault(long segmentSize) => LogCompactionMinBytes ?? (2 * segmentSize);
@@ -350,6 +368,24 @@ public sealed record StoreSettings
                 LogCompactionRatio,
                 $"{nameof(LogCompactionRatio)} must be 0 (no automatic compaction) or from {MinLogCompactionRatio} " +
                 $"to {MaxLogCompactionRatio}.");
+        }
+
+        if (!(LogSizeLimitRatio == 0 || LogCompactionRatio == 0 ||
+              (LogSizeLimitRatio >= LogCompactionRatio && LogSizeLimitRatio <= MaxLogCompactionRatio)))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogSizeLimitRatio),
+                LogSizeLimitRatio,
+                $"{nameof(LogSizeLimitRatio)} must be 0 (writers never wait) or from {nameof(LogCompactionRatio)} " +
+                $"({LogCompactionRatio}) to {MaxLogCompactionRatio}.");
+        }
+
+        if (LogSizeLimitMaxWait < TimeSpan.Zero || LogSizeLimitMaxWait > TimeSpan.FromMinutes(1))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(LogSizeLimitMaxWait),
+                LogSizeLimitMaxWait,
+                $"{nameof(LogSizeLimitMaxWait)} must be from zero to one minute.");
         }
 
         if (LogCompactionMinBytes is < 0)

@@ -12,10 +12,11 @@ namespace HybridKV.Compaction;
 /// </summary>
 /// <remarks>
 /// The policy (<see cref="StoreSettings.LogCompactionRatio"/>): once the log is at least
-/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact everything on the device when the log is more than the
-/// ratio times the live data: for fixed-size records, the index's entries times the record size; otherwise what the
-/// last compaction kept (before the first, at once). A log that is all live is then copied once and left until it
-/// doubles, so the cost stays bounded.
+/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact the older half of the device part (at least the minimum)
+/// when the log is more than the ratio times the live data: for fixed-size records, the index's entries times the
+/// record size; otherwise what the last compaction kept (before the first, at once). While an automatic compaction
+/// runs and the log is over <see cref="StoreSettings.LogSizeLimitRatio"/> times the live data, writers wait at page
+/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn).
 /// </remarks>
 internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
@@ -59,7 +60,16 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     /// Compacts [begin, <paramref name="untilAddress"/>) rounded down to a page boundary, which must be at most the
     /// head address (the caller checked).
     /// </summary>
-    public async Task<CompactionResult> CompactAsync(long untilAddress, CancellationToken cancellationToken)
+    public Task<CompactionResult> CompactAsync(long untilAddress, CancellationToken cancellationToken) =>
+        CompactAsync(untilAddress, long.MaxValue, TimeSpan.Zero, cancellationToken);
+
+    /// <summary>
+    /// Compacts as <see cref="CompactAsync(long, CancellationToken)"/>; while it runs, page turns of a log larger than
+    /// <paramref name="holdWritersAbove"/> bytes wait, for at most <paramref name="maxWait"/>
+    /// (<see cref="StoreSettings.LogSizeLimitRatio"/>).
+    /// </summary>
+    private async Task<CompactionResult> CompactAsync(long untilAddress, long holdWritersAbove, TimeSpan maxWait,
+        CancellationToken cancellationToken)
     {
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping);
         CancellationToken token = linked.Token;
@@ -71,6 +81,11 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             if (until <= from)
             {
                 return new CompactionResult(from, from, 0, 0, 0, 0);
+            }
+
+            if (holdWritersAbove != long.MaxValue && maxWait > TimeSpan.Zero)
+            {
+                _engine.Log.HoldWritersAbove(holdWritersAbove, _engine.LogCompactionEntry, maxWait);
             }
 
             var started = Stopwatch.StartNew();
@@ -105,17 +120,22 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
         finally
         {
+            _engine.Log.ReleaseWriters();
             _oneAtATime.Release();
         }
     }
 
     /// <summary>Starts compacting by policy in the background, woken by page turns.</summary>
-    public void StartAutomatic(double ratio, long minBytes)
+    /// <param name="ratio"><see cref="StoreSettings.LogCompactionRatio"/>.</param>
+    /// <param name="minBytes">The effective <see cref="StoreSettings.LogCompactionMinBytes"/>.</param>
+    /// <param name="limitRatio"><see cref="StoreSettings.LogSizeLimitRatio"/> (0: writers never wait).</param>
+    /// <param name="maxWait"><see cref="StoreSettings.LogSizeLimitMaxWait"/>.</param>
+    public void StartAutomatic(double ratio, long minBytes, double limitRatio, TimeSpan maxWait)
     {
-        _automatic = Task.Run(() => RunAutomaticAsync(ratio, minBytes));
+        _automatic = Task.Run(() => RunAutomaticAsync(ratio, minBytes, limitRatio, maxWait));
     }
 
-    private async Task RunAutomaticAsync(double ratio, long minBytes)
+    private async Task RunAutomaticAsync(double ratio, long minBytes, double limitRatio, TimeSpan maxWait)
     {
         // After a failure (a damaged segment, a failing device), the next attempt waits 1 s, then twice as long each
         // time up to 5 min: the store keeps serving, and the log does not fill with the same error at every page turn.
@@ -128,7 +148,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 try
                 {
-                    await CompactAsync(until, CancellationToken.None).ConfigureAwait(false);
+                    await CompactAsync(until, WriterLimit(limitRatio, minBytes), maxWait, CancellationToken.None)
+                        .ConfigureAwait(false);
                     backoff = TimeSpan.Zero;
                 }
                 catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
@@ -173,9 +194,29 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             return null;
         }
 
-        // Everything on the device: one pass frees the most, and the log is then about its live data plus memory.
-        long until = _engine.Log.HeadAddress & ~(_engine.Log.PageSize - 1L);
+        // The older half of the device part, at least the minimum: its records are the oldest, so the fewest are live
+        // and the least is copied per byte freed (the newer half's records are mostly current, and copying them now
+        // would only copy them again at the next compaction). Compacting everything on the device copied every live
+        // record each time: with a store four times its memory, that was most of the compaction's time.
+        long pageMask = _engine.Log.PageSize - 1L;
+        long head = _engine.Log.HeadAddress & ~pageMask;
+        long until = Math.Min(head, (begin + Math.Max(minBytes, (head - begin) / 2) + pageMask) & ~pageMask);
         return until > begin ? until : null;
+    }
+
+    /// <summary>
+    /// The log size above which writers wait while a compaction runs: <paramref name="limitRatio"/> times the live data,
+    /// but never below what compaction cannot go under (the memory's pages and the minimum), or no limit.
+    /// </summary>
+    private long WriterLimit(double limitRatio, long minBytes)
+    {
+        long live = LiveBytesNow();
+        if (limitRatio <= 0 || live < 0)
+        {
+            return long.MaxValue;
+        }
+
+        return Math.Max((long)(limitRatio * live), (long)_engine.Log.BufferPages * _engine.Log.PageSize + minBytes);
     }
 
     private long _indexCountedAt;

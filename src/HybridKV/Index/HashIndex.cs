@@ -125,8 +125,9 @@ internal sealed unsafe partial class HashIndex : IDisposable
                Interlocked.CompareExchange(ref slot.Word, 0, slot.Observed.Word) == slot.Observed.Word;
     }
 
-    /// <summary>Starts loading the bucket a find of <paramref name="hash"/> will read (a batch of reads overlaps their
-    /// cache misses this way).</summary>
+    /// <summary>Starts loading the bucket a find of <paramref name="hash"/> will read, so that a batch of look-ups (batched
+    /// reads, compaction's liveness traces) waits for memory once, not once per look-up. A hint: it never faults, and
+    /// does nothing where the processor has no prefetch.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Prefetch(KeyHash hash) => Utilities.CacheLine.Prefetch(PrimaryBucket(hash, Volatile.Read(ref _resizeState)));
 

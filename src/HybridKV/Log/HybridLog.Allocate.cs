@@ -139,6 +139,13 @@ internal sealed partial class HybridLog
             return AllocationResult.RetryLater;
         }
 
+        if (IsHeld(callerEntry))
+        {
+            // A compaction is catching up with a log over its limit: the writer waits, bounded (HybridLog.WriterHold).
+            return AllocationResult.RetryLater;
+        }
+
+        PageOpened();
         PrepareFrame(page);
         ShiftReadOnlyAddress((page + 1 - _mutablePages) << _pageSizeBits, callerEntry);
         if (_device is not null)

@@ -175,6 +175,14 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         return new((byte*)_page.Pin().Pointer + (address - _pageAddress));
     }
 
+    /// <summary>The <paramref name="size"/> bytes at <paramref name="address"/> of the page last read (a record a walk
+    /// of it returned), valid until the next page is read.</summary>
+    public unsafe ReadOnlySpan<byte> PageBytesAt(long address, int size)
+    {
+        System.Diagnostics.Debug.Assert(address >= _pageAddress && address + size <= _pageAddress + _log.PageSize, "In the page read.");
+        return new((byte*)_page.Pin().Pointer + (address - _pageAddress), size);
+    }
+
     /// <summary>Reads the record at <paramref name="address"/> from the device; <see cref="Record"/> is it.</summary>
     public async ValueTask ReadRecordAsync(long address, CancellationToken cancellationToken)
     {

@@ -1,0 +1,100 @@
+namespace HybridKV.Log;
+
+/// <summary>
+/// Writer backpressure for log compaction: while a compaction runs and the log is larger than the limit it set, page
+/// turns by anyone but the compaction itself are refused as if no frame were free (<see cref="AllocationResult.RetryLater"/>:
+/// operations wait for <see cref="SpaceSignal"/> outside protection and try again). Bounded: the hold ends when the
+/// compaction ends (<see cref="ReleaseWriters"/>), and no page turn waits longer than the hold's longest wait (the
+/// first refused turn of a page starts its clock; the page then opens whatever the log's size), so a compaction that
+/// frees nothing slows writers to a page per wait and never stops them.
+/// </summary>
+internal sealed partial class HybridLog
+{
+    // The log size (tail minus begin) above which page turns wait; long.MaxValue while no hold applies.
+    private long _holdAbove = long.MaxValue;
+
+    // The hold's limit while it is set (paused or not); long.MaxValue with none.
+    private long _holdLimit = long.MaxValue;
+
+    // The longest a page turn waits, in milliseconds.
+    private long _holdMaxWait;
+
+    // Environment.TickCount64 when the page being turned was first refused (0: none refused yet).
+    private long _heldSince;
+
+    // The epoch row whose page turns are never held (the compaction's: its copies are what frees room).
+    private int _holdExemptEntry = Epochs.LightEpoch.NoEntry;
+
+    // Cold: page turns refused by a hold.
+    private long _pageTurnsHeld;
+
+    /// <summary>How many page turns a compaction's hold refused (each makes its writer wait and try again).</summary>
+    internal long PageTurnsHeld => Interlocked.Read(ref _pageTurnsHeld);
+
+    /// <summary>
+    /// Holds page turns while the log is larger than <paramref name="logBytes"/>, until <see cref="ReleaseWriters"/>,
+    /// each for at most <paramref name="maxWait"/>; turns by <paramref name="exemptEntry"/> always go on.
+    /// </summary>
+    public void HoldWritersAbove(long logBytes, int exemptEntry, TimeSpan maxWait)
+    {
+        Volatile.Write(ref _holdExemptEntry, exemptEntry);
+        Volatile.Write(ref _holdMaxWait, (long)maxWait.TotalMilliseconds);
+        Volatile.Write(ref _holdLimit, logBytes);
+        Volatile.Write(ref _holdAbove, logBytes);
+    }
+
+    /// <summary>
+    /// Lets writers go on while the hold stays set: the compaction is about to copy records, and the pages its copies
+    /// open would serve the held writers anyway (see <see cref="ResumeHold"/>).
+    /// </summary>
+    public void PauseHold()
+    {
+        Volatile.Write(ref _holdAbove, long.MaxValue);
+        _spaceSignal.Signal();
+    }
+
+    /// <summary>Holds writers again after <see cref="PauseHold"/> (nothing if the hold was released).</summary>
+    public void ResumeHold() => Volatile.Write(ref _holdAbove, Volatile.Read(ref _holdLimit));
+
+    /// <summary>Ends a hold and wakes the writers it made wait.</summary>
+    public void ReleaseWriters()
+    {
+        Volatile.Write(ref _holdLimit, long.MaxValue);
+        Volatile.Write(ref _holdAbove, long.MaxValue);
+        _spaceSignal.Signal();
+    }
+
+    /// <summary>Whether a hold refuses this page turn (called only when a page is turned, never per record).</summary>
+    private bool IsHeld(int callerEntry)
+    {
+        long above = Volatile.Read(ref _holdAbove);
+        if (above == long.MaxValue || callerEntry == Volatile.Read(ref _holdExemptEntry) ||
+            TailAddress - BeginAddress <= above)
+        {
+            return false;
+        }
+
+        long now = Environment.TickCount64;
+        long since = Volatile.Read(ref _heldSince);
+        if (since == 0)
+        {
+            Interlocked.CompareExchange(ref _heldSince, now, 0);
+        }
+        else if (now - since >= Volatile.Read(ref _holdMaxWait))
+        {
+            return false;
+        }
+
+        Interlocked.Increment(ref _pageTurnsHeld);
+        return true;
+    }
+
+    /// <summary>A page opened: the next refused turn starts a new wait.</summary>
+    private void PageOpened()
+    {
+        if (Volatile.Read(ref _heldSince) != 0)
+        {
+            Volatile.Write(ref _heldSince, 0);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+using HybridKV.Devices;
+using HybridKV.Log;
+using HybridKV.Tests.LargerThanMemory;
+using HybridKV.Tests.Support;
+
+namespace HybridKV.Tests.Lifecycle;
+
+/// <summary>
+/// A log that follows its live data when writers outrun compaction (issue 18): writers wait at page turns while a
+/// compaction runs and the log is over its limit, never for longer than the limit's wait, and compaction's liveness
+/// from the index keeps every live value where index entries are shared by several keys.
+/// </summary>
+[Trait("Category", "Lifecycle")]
+public sealed class LogBudgetTests : IDisposable
+{
+    // 100 rounds of 4,000 keys (twice the memory's records, so that updates append): 12.8 MB of log against 64 KiB
+    // of memory, far more than any limit lets go unheld.
+    private const int Keys = 4_000;
+    private const int Rounds = 100;
+
+    // A failure guard for conditions that hold within milliseconds: never a synchronisation delay.
+    private static readonly TimeSpan Guard = TimeSpan.FromSeconds(60);
+
+    private readonly TempDirectory _directory = new();
+
+    public void Dispose() => _directory.Dispose();
+
+    [Fact]
+    public async Task Automatic_compaction_holds_writers_at_page_turns_while_it_catches_up_and_lets_them_go_after_it()
+    {
+        var reads = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16));
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device) with
+        {
+            LogCompactionRatio = 2,
+            LogCompactionMinBytes = 4 * StoreOnDevice.PageSize,
+            LogSizeLimitRatio = 2,
+            LogSizeLimitMaxWait = TimeSpan.FromMinutes(1),
+        });
+        using var session = store.NewSession();
+        HybridLog log = store.Engine.Log;
+        // Compaction's first read of the log waits: the compaction runs and frees nothing until the test lets it.
+        device.HoldReads = reads.Task;
+
+        // Rounds until a compaction started and waits for its first read (from then on it frees nothing), then at
+        // most Rounds more: those cannot all go through unheld.
+        int lastRound = 0;
+        Task writer = Task.Run(() =>
+        {
+            using var writing = store.NewSession();
+            int startedAt = -1;
+            for (int r = 1; startedAt < 0 || r - startedAt < Rounds; r++)
+            {
+                Assert.True(r < 100_000, "no compaction started");
+                Write(writing, r);
+                Volatile.Write(ref lastRound, r);
+                if (startedAt < 0 && device.ReadCount > 0)
+                {
+                    startedAt = r;
+                }
+            }
+        });
+
+        Assert.True(SpinWait.SpinUntil(() => log.PageTurnsHeld > 0 || writer.IsCompleted, Guard),
+            "the writer was neither held nor done");
+        Assert.False(writer.IsCompleted, $"{Rounds} rounds over {Keys:N0} keys went on while compaction could not run " +
+            $"(compactions {store.LogCompaction!.Compactions}, held {log.PageTurnsHeld}, reads {device.ReadCount}, log {store.TailAddress - store.BeginAddress})");
+        Assert.True(log.PageTurnsHeld > 0);
+
+        device.HoldReads = null;
+        reads.SetResult();
+        await writer.WaitAsync(Guard);
+
+        var model = new Dictionary<long, long>();
+        for (long k = 0; k < Keys; k++)
+        {
+            model[k] = Volatile.Read(ref lastRound) * 1_000_000L + k;
+        }
+
+        Churn.AssertMatches(session, Keys, model);
+        Assert.True(store.LogCompaction!.Compactions > 0, "compaction ran");
+    }
+
+    private static void Write(HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session,
+        int round)
+    {
+        for (long k = 0; k < Keys; k++)
+        {
+            session.Upsert(k, round * 1_000_000L + k);
+        }
+    }
+
+    [Fact]
+    public async Task A_hold_makes_writers_wait_at_the_page_turn_until_it_is_released()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        HybridLog log = store.Engine.Log;
+        log.HoldWritersAbove(0, store.Engine.LogCompactionEntry, TimeSpan.FromMinutes(1));
+
+        Task writer = Task.Run(() =>
+        {
+            using var writing = store.NewSession();
+            writing.Preload(count: 4 * StoreOnDevice.PageSize / 32 + 1);
+        });
+
+        Assert.True(SpinWait.SpinUntil(() => log.PageTurnsHeld > 0 || writer.IsCompleted, Guard),
+            "the writer was neither held nor done");
+        Assert.False(writer.IsCompleted, "the writer filled four pages under a hold");
+        long tail = store.TailAddress;
+        Assert.True(tail <= 2 * StoreOnDevice.PageSize, $"the tail moved to {tail} under a hold");
+
+        log.ReleaseWriters();
+        await writer.WaitAsync(Guard);
+        Assert.Equal((Status.Ok, 7L), session.ReadNow(7));
+    }
+
+    [Fact]
+    public async Task A_hold_that_nothing_releases_delays_each_page_turn_at_most_its_wait_and_never_stops_writers()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        HybridLog log = store.Engine.Log;
+        // A compaction that never ends: with no wait allowed, each page turn is refused once and then opens.
+        log.HoldWritersAbove(0, store.Engine.LogCompactionEntry, TimeSpan.Zero);
+
+        Task writer = Task.Run(() =>
+        {
+            using var writing = store.NewSession();
+            writing.Preload(count: 8 * StoreOnDevice.PageSize / 32);
+        });
+
+        await writer.WaitAsync(Guard);
+        Assert.True(log.PageTurnsHeld > 0, "the hold refused no page turn");
+        log.ReleaseWriters();
+    }
+
+    [Fact]
+    public async Task Compaction_keeps_every_live_value_when_index_entries_are_shared_by_many_keys()
+    {
+        // Every key in one bucket with one of 32 tags: a chain that reaches the device at a newer record is, for
+        // many records, another key's, and only the exact trace may decide.
+        string directory = _directory.NewSubdirectory();
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(directory), HashMode.FewTagsOneBucket);
+        using var session = store.NewSession();
+        const int keys = 600;
+        Dictionary<long, long> model = Churn.Run(session, keys, rounds: 8, deleteEvery: 5);
+        // Other keys (sharing the same entries) push the last round's records onto the device.
+        long churnedUntil = store.TailAddress;
+        for (long filler = 1_000_000; store.HeadAddress < churnedUntil; filler++)
+        {
+            session.Upsert(filler, filler);
+        }
+
+        CompactionResult result = await store.CompactAsync(store.HeadAddress);
+
+        Assert.True(result.RecordsCopied > 0, "some live records were on the device");
+        Assert.True(result.RecordsCopied < result.RecordsExamined, "some records were superseded");
+        Churn.AssertMatches(session, keys, model);
+    }
+}
