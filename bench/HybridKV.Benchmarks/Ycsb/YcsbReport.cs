@@ -36,6 +36,24 @@ public static class YcsbReport
         File.WriteAllText(stem + ".json", JsonSerializer.Serialize(new { options, results, probes }, Json));
         Console.WriteLine();
         Console.WriteLine($"results: {stem}.csv, {stem}.json");
+        try
+        {
+            IReadOnlyList<string> charts = YcsbCharts.Write(stem, results);
+            Console.WriteLine($"charts: {string.Join(", ", charts.Take(2))}{(charts.Count > 2 ? $" and {charts.Count - 2} more" : "")}");
+        }
+        catch (Exception error) when (error is TypeInitializationException or DllNotFoundException or IOException)
+        {
+            // The charts need SkiaSharp's native library and a font; the results above do not.
+            Console.WriteLine($"charts: not written ({error.GetType().Name}: {error.Message})");
+        }
+
+        foreach (YcsbResult result in results.Where(r => r.Verification is not null))
+        {
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"VERIFY store={result.Store} workload={result.Workload} threads={result.Threads} " +
+                $"{(result.Verification!.Ok ? "ok" : "FAILED")} {result.Verification}"));
+        }
+
         if (options.Scenario == "checkpoint-soak")
         {
             WriteCheckpointSoak(results);
@@ -95,11 +113,11 @@ public static class YcsbReport
 
     private static string Csv(IReadOnlyList<YcsbResult> results)
     {
-        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,allocated_bytes_per_op,iterations_ops_per_sec\n");
+        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,allocated_bytes_per_op,verified_keys,verify_failures,iterations_ops_per_sec\n");
         foreach (YcsbResult r in results)
         {
             csv.Append(CultureInfo.InvariantCulture,
-                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},{r.AllocatedBytesPerOperation:F3},")
+                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},{r.AllocatedBytesPerOperation:F3},{r.Verification?.Checked},{r.Verification?.Failed},")
                 .AppendJoin(' ', r.OpsPerSecond.Select(v => v.ToString("F0", CultureInfo.InvariantCulture)))
                 .Append('\n');
         }
