@@ -29,6 +29,7 @@ public static class YcsbReport
                 $"{result.AllocatedBytesPerOperation:F2} |"));
         }
 
+        WritePeerTable(results);
         Directory.CreateDirectory(options.OutputDirectory);
         string stem = Path.Combine(options.OutputDirectory,
             "ycsb-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
@@ -102,6 +103,31 @@ public static class YcsbReport
                 $"threads={with.Threads} ops_per_sec_with={with.OpsPerSecond.Average():F0} " +
                 $"ops_per_sec_without={without.OpsPerSecond.Average():F0} " +
                 $"peak_disk_bytes_without={without.PeakDiskBytes}"));
+        }
+    }
+
+    /// <summary>
+    /// When HybridKV ran beside a peer: one row per workload and thread count with every store's median M ops/s and
+    /// HybridKV's ratio to each peer (above 1: HybridKV is faster).
+    /// </summary>
+    private static void WritePeerTable(IReadOnlyList<YcsbResult> results)
+    {
+        string[] peers = [.. results.Select(r => r.Store).Distinct().Where(s => s is not ("hybridkv" or "hybridkv-varlen"))];
+        if (peers.Length == 0 || !results.Any(r => r.Store == "hybridkv") || results.Any(r => r.Checkpointed || r.Compacted))
+        {
+            return;
+        }
+
+        Console.WriteLine();
+        Console.WriteLine($"| workload | threads | hybridkv | {string.Join(" | ", peers)} | {string.Join(" | ", peers.Select(p => $"hybridkv / {p}"))} |");
+        Console.WriteLine($"|---|---:|---:|{string.Concat(peers.Select(_ => "---:|"))}{string.Concat(peers.Select(_ => "---:|"))}");
+        foreach (YcsbResult hybrid in results.Where(r => r.Store == "hybridkv"))
+        {
+            YcsbResult?[] peerResults = [.. peers.Select(p => results.FirstOrDefault(r => r.Store == p && Same(r, hybrid)))];
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"| {hybrid.Workload} | {hybrid.Threads} | {hybrid.Median / 1e6:F3} | " +
+                $"{string.Join(" | ", peerResults.Select(p => p is null ? "–" : (p.Median / 1e6).ToString("F3", CultureInfo.InvariantCulture)))} | " +
+                $"{string.Join(" | ", peerResults.Select(p => Ratio(hybrid.Median, p?.Median)))} |"));
         }
     }
 
