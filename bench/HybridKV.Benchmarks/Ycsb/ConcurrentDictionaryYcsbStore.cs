@@ -32,6 +32,13 @@ public static class ConcurrentDictionaryYcsbStore
 
         public IYcsbWorker CreateWorker() => new Worker(_dictionary);
 
+        public bool TryReadCounter(long key, out long counter)
+        {
+            bool found = _dictionary.TryGetValue(key, out TValue? value);
+            counter = found ? TValues.Counter(value!) : 0;
+            return found;
+        }
+
         public void Dispose() => _dictionary.Clear();
 
         private sealed class Worker(ConcurrentDictionary<long, TValue> dictionary) : IYcsbWorker

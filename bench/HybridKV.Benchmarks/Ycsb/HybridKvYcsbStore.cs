@@ -55,6 +55,7 @@ public static class HybridKvYcsbStore
         private readonly Timer? _diskSampler;
         private long _peakDiskBytes;
         private readonly int _readBatch;
+        private Session<long, TValue, long, long, Empty, TFunctions>? _verifier; // reads sampled keys after a run
 
         public Store(YcsbStoreOptions options, string name, long recordBytes)
         {
@@ -139,6 +140,14 @@ public static class HybridKvYcsbStore
             return new Worker(session, NewScratch(), _readBatch);
         }
 
+        public bool TryReadCounter(long key, out long counter)
+        {
+            _verifier ??= _store.NewSession();
+            ReadResult<long> result = _verifier.ReadAsync(key).AsTask().GetAwaiter().GetResult();
+            counter = result.Output;
+            return result.Status == Status.Ok;
+        }
+
         public long CheckpointsCommitted => Interlocked.Read(ref _checkpointsCommitted);
 
         public long PeakDiskBytes => Interlocked.Read(ref _peakDiskBytes);
@@ -204,6 +213,7 @@ public static class HybridKvYcsbStore
         public void Dispose()
         {
             _diskSampler?.Dispose();
+            _verifier?.Dispose();
             _store.Dispose();
             _device?.Dispose();
         }

@@ -15,6 +15,12 @@ public interface IYcsbStore : IDisposable
     /// <summary>A worker for one thread (a session, for stores that have them).</summary>
     IYcsbWorker CreateWorker();
 
+    /// <summary>
+    /// Reads <paramref name="key"/>'s counter (the value's first 8 bytes) after a run, waiting for the device if it
+    /// must; false if the key is not found. Called on the runner's thread when no worker runs.
+    /// </summary>
+    bool TryReadCounter(long key, out long counter);
+
     /// <summary>Checkpoints committed since the store was created (0 for stores without checkpoints).</summary>
     long CheckpointsCommitted => 0;
 
@@ -60,4 +66,13 @@ public sealed record YcsbStoreOptions(
 
     /// <summary>HybridKV reads up to this many consecutive reads as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
+
+    /// <summary>
+    /// The memory budget the peers get: <see cref="MemoryMb"/>, else the runner's in-memory sizing of HybridKV's log
+    /// (twice its fixed-size records, at least 64 MiB, rounded up to a power of two).
+    /// </summary>
+    public long MemoryBytes => MemoryMb is { } budget
+        ? budget << 20
+        : (long)System.Numerics.BitOperations.RoundUpToPowerOf2(
+            (ulong)Math.Max(1L << 26, Keys * HybridKvYcsbStore.RecordBytes(ValueBytes) * 2));
 }

@@ -25,6 +25,14 @@ public sealed record YcsbOptions(
     /// <summary>HybridKV reads up to this many consecutive reads of a stream as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
 
+    /// <summary>
+    /// Whether the peers' files go through the operating system's page cache (<c>--peer-page-cache</c>): on (the
+    /// default), each peer as it ships (FASTER's own device, RocksDB's buffered reads); off, FASTER on HybridKV's
+    /// direct-I/O file device and RocksDB with direct reads, flushes and compactions, so that every store has only its
+    /// own memory budget. HybridKV's file device always uses direct I/O.
+    /// </summary>
+    public bool PeerPageCache { get; init; } = true;
+
     public const long SmallKeys = 2_500_000;
     public const long MediumKeys = 32_000_000;
 
@@ -33,7 +41,8 @@ public sealed record YcsbOptions(
     public const string Usage = """
         ycsb [options]      YCSB workloads on HybridKV and its baselines, one store after another in this process
           --store LIST            hybridkv,hybridkv-varlen,concurrentdictionary,faster,rocksdb
-                                  (default hybridkv,concurrentdictionary; hybridkv-varlen keeps values as byte sequences)
+                                  (default hybridkv,concurrentdictionary; hybridkv-varlen keeps values as byte sequences;
+                                  faster is Microsoft.FASTER.Core 2.6.5, rocksdb the RocksDB binding, bench/README.md)
           --profile small|medium  2.5M or 32M keys (default small)
           --keys N                keys to preload (overrides --profile)
           --dist LIST             uniform,zipf (zipf: theta 0.99, ranks scrambled; default both)
@@ -42,7 +51,11 @@ public sealed record YcsbOptions(
           --threads LIST          threads running operations (default 1,2)
           --seconds S             length of one iteration (default 10)
           --iterations K          iterations per store and workload; the median is reported (default 3)
-          --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory)
+          --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory);
+                                  FASTER's log memory and RocksDB's block cache are the same size (in memory: the
+                                  runner's sizing of HybridKV's log, twice its records, at least 64 MiB)
+          --peer-page-cache on|off  on (default): faster and rocksdb as they ship, reading through the OS page cache;
+                                  off: faster on HybridKV's direct-I/O file device, rocksdb with direct I/O
           --checkpoint-every S    a periodic CPR checkpoint every S seconds (HybridKV)
           --checkpoint-mode M     foldover|snapshot (default: the library's, StoreSettings.PeriodicCheckpointMode)
           --scenario NAME         checkpoint-soak: each workload on hybridkv without and then with periodic
@@ -57,7 +70,7 @@ public sealed record YcsbOptions(
           --read-batch N          HybridKV reads up to N consecutive reads as one batch, overlapping their cache
                                   misses (Session.Read of a span of keys; default 1: one read at a time)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
-          --out DIR               CSV and JSON results (default BenchmarkDotNet.Artifacts/ycsb)
+          --out DIR               CSV, JSON and PNG charts (default BenchmarkDotNet.Artifacts/ycsb)
         """;
 
     public long EffectiveIndexBuckets =>
@@ -80,7 +93,7 @@ public sealed record YcsbOptions(
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--dir", "--out",
-            "--scenario",
+            "--scenario", "--peer-page-cache",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -163,6 +176,12 @@ public sealed record YcsbOptions(
             scenario)
         {
             ReadBatch = (int)Number("--read-batch", Text("--read-batch"), 1, 1, 4096),
+            PeerPageCache = Text("--peer-page-cache") switch
+            {
+                null or "on" => true,
+                "off" => false,
+                string value => throw new ArgumentException($"--peer-page-cache '{value}' must be on or off.", nameof(args)),
+            },
         };
     }
 

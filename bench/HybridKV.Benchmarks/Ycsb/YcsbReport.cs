@@ -29,6 +29,7 @@ public static class YcsbReport
                 $"{result.AllocatedBytesPerOperation:F2} |"));
         }
 
+        WritePeerTable(results);
         Directory.CreateDirectory(options.OutputDirectory);
         string stem = Path.Combine(options.OutputDirectory,
             "ycsb-" + DateTime.UtcNow.ToString("yyyyMMdd-HHmmss", CultureInfo.InvariantCulture));
@@ -36,6 +37,24 @@ public static class YcsbReport
         File.WriteAllText(stem + ".json", JsonSerializer.Serialize(new { options, results, probes }, Json));
         Console.WriteLine();
         Console.WriteLine($"results: {stem}.csv, {stem}.json");
+        try
+        {
+            IReadOnlyList<string> charts = YcsbCharts.Write(stem, results);
+            Console.WriteLine($"charts: {string.Join(", ", charts.Take(2))}{(charts.Count > 2 ? $" and {charts.Count - 2} more" : "")}");
+        }
+        catch (Exception error) when (error is TypeInitializationException or DllNotFoundException or IOException)
+        {
+            // The charts need SkiaSharp's native library and a font; the results above do not.
+            Console.WriteLine($"charts: not written ({error.GetType().Name}: {error.Message})");
+        }
+
+        foreach (YcsbResult result in results.Where(r => r.Verification is not null))
+        {
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"VERIFY store={result.Store} workload={result.Workload} threads={result.Threads} " +
+                $"{(result.Verification!.Ok ? "ok" : "FAILED")} {result.Verification}"));
+        }
+
         if (options.Scenario == "checkpoint-soak")
         {
             WriteCheckpointSoak(results);
@@ -87,6 +106,31 @@ public static class YcsbReport
         }
     }
 
+    /// <summary>
+    /// When HybridKV ran beside a peer: one row per workload and thread count with every store's median M ops/s and
+    /// HybridKV's ratio to each peer (above 1: HybridKV is faster).
+    /// </summary>
+    private static void WritePeerTable(IReadOnlyList<YcsbResult> results)
+    {
+        string[] peers = [.. results.Select(r => r.Store).Distinct().Where(s => s is not ("hybridkv" or "hybridkv-varlen"))];
+        if (peers.Length == 0 || !results.Any(r => r.Store == "hybridkv") || results.Any(r => r.Checkpointed || r.Compacted))
+        {
+            return;
+        }
+
+        Console.WriteLine();
+        Console.WriteLine($"| workload | threads | hybridkv | {string.Join(" | ", peers)} | {string.Join(" | ", peers.Select(p => $"hybridkv / {p}"))} |");
+        Console.WriteLine($"|---|---:|---:|{string.Concat(peers.Select(_ => "---:|"))}{string.Concat(peers.Select(_ => "---:|"))}");
+        foreach (YcsbResult hybrid in results.Where(r => r.Store == "hybridkv"))
+        {
+            YcsbResult?[] peerResults = [.. peers.Select(p => results.FirstOrDefault(r => r.Store == p && Same(r, hybrid)))];
+            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"| {hybrid.Workload} | {hybrid.Threads} | {hybrid.Median / 1e6:F3} | " +
+                $"{string.Join(" | ", peerResults.Select(p => p is null ? "–" : (p.Median / 1e6).ToString("F3", CultureInfo.InvariantCulture)))} | " +
+                $"{string.Join(" | ", peerResults.Select(p => Ratio(hybrid.Median, p?.Median)))} |"));
+        }
+    }
+
     private static bool Same(YcsbResult first, YcsbResult second) =>
         first.Workload == second.Workload && first.Threads == second.Threads;
 
@@ -95,11 +139,11 @@ public static class YcsbReport
 
     private static string Csv(IReadOnlyList<YcsbResult> results)
     {
-        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,allocated_bytes_per_op,iterations_ops_per_sec\n");
+        var csv = new StringBuilder("store,mix,distribution,value_bytes,threads,keys,load_seconds,median_ops_per_sec,min_ops_per_sec,max_ops_per_sec,allocated_bytes_per_op,verified_keys,verify_failures,iterations_ops_per_sec\n");
         foreach (YcsbResult r in results)
         {
             csv.Append(CultureInfo.InvariantCulture,
-                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},{r.AllocatedBytesPerOperation:F3},")
+                $"{r.Store},{r.Mix},{r.Distribution},{r.ValueBytes},{r.Threads},{r.Keys},{r.LoadSeconds:F2},{r.Median:F0},{r.Min:F0},{r.Max:F0},{r.AllocatedBytesPerOperation:F3},{r.Verification?.Checked},{r.Verification?.Failed},")
                 .AppendJoin(' ', r.OpsPerSecond.Select(v => v.ToString("F0", CultureInfo.InvariantCulture)))
                 .Append('\n');
         }

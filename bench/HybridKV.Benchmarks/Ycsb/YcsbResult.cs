@@ -34,6 +34,9 @@ public sealed record YcsbResult(
     /// <summary>Bytes the log appended, loading included.</summary>
     public long LogWrittenBytes { get; init; }
 
+    /// <summary>What the check of sampled keys after the run found (null if not verified).</summary>
+    public YcsbVerification? Verification { get; init; }
+
     /// <summary>The slowest one-second interval of any measured iteration.</summary>
     public double SlowestSecond => IntervalOpsPerSecond.SelectMany(series => series).DefaultIfEmpty(0).Min();
 

@@ -20,15 +20,6 @@ public static class YcsbRunner
 
     private static readonly TimeSpan ProbeDuration = TimeSpan.FromSeconds(2);
 
-    /// <summary>Stores named on the command line that cannot run here, with the reason.</summary>
-    public static readonly IReadOnlyDictionary<string, string> Unavailable = new Dictionary<string, string>
-    {
-        ["faster"] = "Microsoft.FASTER.Core does not restore from this machine's package feed: every version needs " +
-            "System.Interactive.Async >= 6.0.1 and the feed has 4.0.0 (docs/performance.md)",
-        ["rocksdb"] = "no RocksDB binding for .NET (RocksDbSharp, RocksDB, RocksDbNative) is on this machine's " +
-            "package feed (docs/performance.md)",
-    };
-
     public static int Run(string[] args)
     {
         if (args.Contains("--help"))
@@ -53,11 +44,8 @@ public static class YcsbRunner
             $"seconds={options.Seconds} iterations={options.Iterations} memory-mb={options.MemoryMb?.ToString(CultureInfo.InvariantCulture) ?? "all"} " +
             $"checkpoint-every={options.CheckpointEverySeconds?.ToString(CultureInfo.InvariantCulture) ?? "none"} " +
             $"({options.CheckpointMode?.ToString() ?? "default mode"}) cores={Environment.ProcessorCount}" +
-            (options.Scenario is { } scenario ? $" scenario={scenario}" : ""));
-        foreach (string store in options.Stores.Where(Unavailable.ContainsKey))
-        {
-            Console.WriteLine($"SKIP store={store}: {Unavailable[store]}");
-        }
+            (options.Scenario is { } scenario ? $" scenario={scenario}" : "") +
+            (options.Stores.Any(s => s is "faster" or "rocksdb") ? $" peer-page-cache={(options.PeerPageCache ? "on" : "off")}" : ""));
 
         var results = new List<YcsbResult>();
         var probes = new List<ProbeResult>();
@@ -96,7 +84,7 @@ public static class YcsbRunner
                             continue;
                         }
 
-                        foreach (string store in options.Stores.Where(s => !Unavailable.ContainsKey(s)))
+                        foreach (string store in options.Stores)
                         {
                             results.Add(RunStore(options, store, mix, distribution, valueBytes, threads, streams));
                         }
@@ -145,6 +133,8 @@ public static class YcsbRunner
         {
             "hybridkv" => HybridKvYcsbStore.Create(storeOptions),
             "hybridkv-varlen" => HybridKvYcsbStore.Create(storeOptions, variableLength: true),
+            "faster" => FasterYcsbStore.Create(storeOptions, options.PeerPageCache),
+            "rocksdb" => RocksDbYcsbStore.Create(storeOptions, options.PeerPageCache),
             _ => ConcurrentDictionaryYcsbStore.Create(storeOptions),
         };
 
@@ -161,6 +151,7 @@ public static class YcsbRunner
         double loadSeconds = load.Elapsed.TotalSeconds;
 
         IYcsbWorker[] workers = [.. Enumerable.Range(0, threads).Select(_ => store.CreateWorker())];
+        var verifier = new YcsbVerifier(streams, threads, options.Keys);
         var throughput = new List<double>();
         var intervals = new List<IReadOnlyList<double>>();
         long totalOperations = 0;
@@ -169,12 +160,12 @@ public static class YcsbRunner
         try
         {
             // Not recorded: lets the JIT reach its optimised code and the caches fill before the first iteration.
-            Measure(store, workers, streams, WarmupSeconds, $"  {label} warm-up");
+            Measure(store, workers, streams, verifier, WarmupSeconds, $"  {label} warm-up");
             checkpointsBefore = store.CheckpointsCommitted;
             for (int iteration = 1; iteration <= options.Iterations; iteration++)
             {
                 (double opsPerSecond, IReadOnlyList<double> series, long operations, long allocated) = Measure(
-                    store, workers, streams, options.Seconds, $"  {label} iteration {iteration}");
+                    store, workers, streams, verifier, options.Seconds, $"  {label} iteration {iteration}");
                 totalOperations += operations;
                 totalAllocated += allocated;
                 throughput.Add(opsPerSecond);
@@ -190,6 +181,10 @@ public static class YcsbRunner
             }
         }
 
+        var verify = Stopwatch.StartNew();
+        YcsbVerification verification = verifier.Verify(store);
+        Console.WriteLine($"  {label} verified in {verify.Elapsed.TotalSeconds:F1} s: {verification}");
+
         return new YcsbResult(storeName, mix.ToString(), distribution, valueBytes, threads, options.Keys, throughput,
             intervals, loadSeconds, totalOperations == 0 ? 0 : (double)totalAllocated / totalOperations)
         {
@@ -199,6 +194,7 @@ public static class YcsbRunner
             PeakDiskBytes = store.PeakDiskBytes,
             LiveBytes = liveBytes,
             LogWrittenBytes = store.LogWrittenBytes,
+            Verification = verification,
         };
     }
 
@@ -207,7 +203,7 @@ public static class YcsbRunner
     /// operations run and bytes the worker threads allocated while running them (not counting the final completion).
     /// </summary>
     private static (double OpsPerSecond, IReadOnlyList<double> Series, long Operations, long AllocatedBytes) Measure(
-        IYcsbStore store, IYcsbWorker[] workers, YcsbStreams[] streams, int seconds, string label)
+        IYcsbStore store, IYcsbWorker[] workers, YcsbStreams[] streams, YcsbVerifier verifier, int seconds, string label)
     {
         const int Stride = 16; // one cache line per thread's counter
         long[] done = new long[workers.Length * Stride];
@@ -218,6 +214,7 @@ public static class YcsbRunner
         {
             YcsbStreams stream = streams[t];
             int position = Random.Shared.Next(YcsbStreams.Length / Batch) * Batch;
+            int start = position;
             long operations = 0;
             long checksum = 0;
             started.Signal();
@@ -233,6 +230,7 @@ public static class YcsbRunner
 
             Interlocked.Add(ref allocated, GC.GetAllocatedBytesForCurrentThread() - allocatedBefore);
             worker.Complete(wait: true);
+            verifier.Record(t, start, operations);
             Interlocked.Add(ref s_checksums, checksum);
         }) { IsBackground = true, Name = $"ycsb-{t}" }).ToArray();
 
