@@ -49,6 +49,7 @@ internal sealed unsafe partial class IoUring : IDisposable
     private readonly Request[] _requests;
     private readonly Stack<Request> _free;
     private readonly SemaphoreSlim _slots;
+    private readonly CancellationTokenSource _closing = new();
     private readonly object _gate = new();
     private readonly Thread _reaper;
     private int _inFlight;
@@ -259,12 +260,14 @@ internal sealed unsafe partial class IoUring : IDisposable
             Push(OpNop, -1, 0, 0, 0, StopToken);
         }
 
+        // Reads waiting for a free slot would wait for ever: they fail instead.
+        _closing.Cancel();
         _reaper.Join();
         _ = Unmap(_entries, _entriesSize);
         _ = Unmap(_completionRing, _completionRingSize);
         _ = Unmap(_submissionRing, _submissionRingSize);
         _ = Close(_ringFd);
-        _slots.Dispose();
+        _closing.Dispose();
     }
 
     private static nint Map(nuint length, int fd, long offset)
@@ -398,7 +401,16 @@ internal sealed partial class IoUring
     private async ValueTask<int> ReadWhenFreeAsync(
         SafeFileHandle file, nint destination, int length, long offset, CancellationToken cancellationToken)
     {
-        await _slots.WaitAsync(cancellationToken).ConfigureAwait(false);
+        using var waiting = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
+        try
+        {
+            await _slots.WaitAsync(waiting.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
+        {
+            throw new ObjectDisposedException(nameof(IoUring), "The device's io_uring was closed while the read waited.");
+        }
+
         return await Submit(file, destination, length, offset).ConfigureAwait(false);
     }
 }

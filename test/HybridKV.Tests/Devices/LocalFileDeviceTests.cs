@@ -25,6 +25,25 @@ public sealed class LocalFileDeviceTests : IDisposable
     /// Reads from several threads at once, many more than the io_uring depth, each checked, then disposal: it returns
     /// once the reads in flight are done (a miscounted in-flight total kept the reaper thread waiting forever).
     /// </summary>
+    /// <summary>Reads waiting for a free io_uring slot when the device is disposed fail; none waits for ever.</summary>
+    [Fact]
+    public async Task Disposing_the_device_fails_the_reads_waiting_for_a_slot_instead_of_leaving_them_waiting()
+    {
+        var device = new LocalFileDevice(Options(_directory.NewSubdirectory()) with { ReadQueueDepth = 1 });
+        await device.WriteAsync(0, Bytes(4 * (int)Segment, 3));
+        var buffers = Enumerable.Range(0, 200).Select(_ => new AlignedBuffer(Sector, Sector)).ToArray();
+        Task[] reads = [.. buffers.Select((buffer, i) => device.ReadAsync((long)(i % 64) * Sector, buffer.Memory).AsTask())];
+        device.Dispose();
+        Task all = Task.WhenAll(reads);
+        await Assert.ThrowsAnyAsync<Exception>(() => all.WaitAsync(TimeSpan.FromMinutes(1)));
+        Assert.All(reads, read => Assert.True(read.IsCompletedSuccessfully ||
+            read.Exception?.InnerException is ObjectDisposedException, $"{read.Status}: {read.Exception?.InnerException}"));
+        foreach (AlignedBuffer buffer in buffers)
+        {
+            ((IDisposable)buffer).Dispose();
+        }
+    }
+
     [Theory]
     [InlineData(4)]
     [InlineData(64)]
