@@ -43,8 +43,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// read only for a record that carries an expiry, so stores that never set one pay a bit test.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool HoldsNoValue(LogRecord<TKey, TValue> record) =>
-        record.Header.Tombstone || (record.Header.Expiring && HasExpired(record));
+    private bool HoldsNoValue(LogRecord<TKey, TValue> record)
+    {
+        // One test of the header on the hot path: a live record without an expiry has neither bit.
+        long word = record.Header.Word;
+        return (word & (RecordHeader.TombstoneBit | RecordHeader.ExpiringBit)) != 0
+               && ((word & RecordHeader.TombstoneBit) != 0 || HasExpired(record));
+    }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
     private bool HasExpired(LogRecord<TKey, TValue> record) => record.ExpiresAt <= NowMilliseconds;
