@@ -6,8 +6,8 @@ namespace HybridKV.Compaction;
 
 /// <summary>
 /// Compaction of the oldest part of the log (F2 §4, FASTER's lookup-based Compact): every live record of
-/// [begin, until) is copied to the tail, tombstones are dropped, and then the begin address can move to
-/// <c>until</c>. A record is copied only while the index still leads to it with no newer record of its key, by a CAS on
+/// [begin, until) is copied to the tail, tombstones and expired values are dropped, and then the begin address can
+/// move to <c>until</c>. A record is copied only while the index still leads to it with no newer record of its key, by a CAS on
 /// the entry it traced from, so a record superseded while compaction runs is never brought back; a copy changes no
 /// value, so a crash at any point recovers the same data (CPR holds: copies are written in the version a session in
 /// that phase would write, see <see cref="StoreEngine{TKey, TValue, TInput, TOutput, TContext, TFunctions}.ConditionalCopyFromDevice"/>).
@@ -67,7 +67,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     {
         HybridLog log = _engine.Log;
         long pageMask = log.PageSize - 1L;
-        var pageRecords = new List<(long Address, bool Tombstone)>();
+        var pageRecords = new List<(long Address, bool NoValue)>();
         var toCopy = new List<long>();
         var counts = new Counts();
         _checks.Clear();
@@ -94,11 +94,12 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
                     for (int i = batch; i < batchEnd; i++)
                     {
-                        (long address, bool tombstone) = pageRecords[i];
+                        (long address, bool noValue) = pageRecords[i];
                         counts.Examined++;
-                        if (tombstone)
+                        if (noValue)
                         {
-                            // Every older record of its key lies below 'until' too and goes with it: the key reads as absent.
+                            // A delete marker or an expired value: every older record of its key lies below 'until'
+                            // too and goes with it, so the key reads as absent.
                             counts.TombstonesDropped++;
                             continue;
                         }
@@ -149,14 +150,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         long currentPage = -1;
         foreach (long address in toCopy)
         {
-            long page = address & ~pageMask;
-            if (page != currentPage)
-            {
-                await _reader.ReadPageAsync(Math.Max(from, page), Math.Min(until, page + log.PageSize), cancellationToken)
-                    .ConfigureAwait(false);
-                currentPage = page;
-            }
-
+            currentPage = await ReadPageHoldingAsync(address, currentPage, from, until, cancellationToken)
+                .ConfigureAwait(false);
             counts.Add(await CopyOrCheckAsync(address, candidate: -1, cancellationToken).ConfigureAwait(false));
         }
 
@@ -170,18 +165,28 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         currentPage = -1;
         foreach (long address in exact)
         {
-            long page = address & ~pageMask;
-            if (page != currentPage)
-            {
-                await _reader.ReadPageAsync(Math.Max(from, page), Math.Min(until, page + log.PageSize), cancellationToken)
-                    .ConfigureAwait(false);
-                currentPage = page;
-            }
-
+            currentPage = await ReadPageHoldingAsync(address, currentPage, from, until, cancellationToken)
+                .ConfigureAwait(false);
             counts.Add(await CopyIfLiveAsync(address, coveredBelow: long.MinValue, cancellationToken).ConfigureAwait(false));
         }
 
         return new CompactionResult(from, until, counts.Examined, counts.Copied, counts.BytesCopied, counts.TombstonesDropped);
+    }
+
+    /// <summary>Reads the part of [from, until) in the page holding <paramref name="address"/>, unless that page is
+    /// <paramref name="currentPage"/> (sorted addresses read each page once); returns the page now read.</summary>
+    private async ValueTask<long> ReadPageHoldingAsync(
+        long address, long currentPage, long from, long until, CancellationToken cancellationToken)
+    {
+        int pageSize = _engine.Log.PageSize;
+        long page = address & ~(pageSize - 1L);
+        if (page != currentPage)
+        {
+            await _reader.ReadPageAsync(Math.Max(from, page), Math.Min(until, page + pageSize), cancellationToken)
+                .ConfigureAwait(false);
+        }
+
+        return page;
     }
 
     /// <summary>
@@ -320,13 +325,13 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     }
 
     /// <summary>The valid records of the page buffer in [start, end), in address order.</summary>
-    private void CollectRecords(long start, long end, List<(long Address, bool Tombstone)> records)
+    private void CollectRecords(long start, long end, List<(long Address, bool NoValue)> records)
     {
         records.Clear();
         long next = start;
-        while (_reader.NextRecord(ref next, end, out long address, out bool tombstone))
+        while (_reader.NextRecord(ref next, end, out long address, out bool noValue))
         {
-            records.Add((address, tombstone));
+            records.Add((address, noValue));
         }
     }
 
@@ -347,13 +352,14 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             // before anything is dropped).
             await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
             long next = start;
-            while (_reader.NextRecord(ref next, end, out long address, out bool tombstone))
+            while (_reader.NextRecord(ref next, end, out long address, out bool noValue))
             {
                 cancellationToken.ThrowIfCancellationRequested();
                 result = result with { RecordsExamined = result.RecordsExamined + 1 };
-                if (tombstone)
+                if (noValue)
                 {
-                    // Every older record of its key lies below 'until' too and goes with it: the key reads as absent.
+                    // A delete marker or an expired value: every older record of its key lies below 'until' too and
+                    // goes with it, so the key reads as absent.
                     result = result with { TombstonesDropped = result.TombstonesDropped + 1 };
                     continue;
                 }

@@ -86,9 +86,16 @@ public sealed class LocalFileDevice : StorageDevice
     protected override ValueTask ReadSegmentAsync(
         long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
     {
-        if (_ring is not null && (!UsesDirectIo || IsSectorAligned(destination)))
+        if (_ring is not null)
         {
-            return ReadThroughRingAsync(segment, offset, destination, cancellationToken);
+            // Pinned once: the ring reads into it, or (a misaligned buffer under direct I/O) the threads bounce it.
+            System.Buffers.MemoryHandle pin = destination.Pin();
+            if (!UsesDirectIo || IsSectorAligned(pin, destination.Length))
+            {
+                return ReadThroughRingAsync(segment, offset, destination, pin, cancellationToken);
+            }
+
+            pin.Dispose();
         }
 
         return _io.Run(() =>
@@ -117,8 +124,10 @@ public sealed class LocalFileDevice : StorageDevice
     /// segment never written that far).</summary>
     [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder))]
     private async ValueTask ReadThroughRingAsync(
-        long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
+        long segment, long offset, Memory<byte> destination, System.Buffers.MemoryHandle pin,
+        CancellationToken cancellationToken)
     {
+        using System.Buffers.MemoryHandle pinned = pin;
         SafeFileHandle? file = OpenSegment(segment, create: false);
         if (file is null)
         {
@@ -126,8 +135,7 @@ public sealed class LocalFileDevice : StorageDevice
             return;
         }
 
-        using System.Buffers.MemoryHandle pin = destination.Pin();
-        nint start = PointerOf(pin);
+        nint start = PointerOf(pinned);
         int total = 0;
         while (total < destination.Length)
         {
@@ -153,11 +161,8 @@ public sealed class LocalFileDevice : StorageDevice
 
     private static unsafe nint PointerOf(System.Buffers.MemoryHandle pin) => (nint)pin.Pointer;
 
-    private unsafe bool IsSectorAligned(Memory<byte> destination)
-    {
-        using System.Buffers.MemoryHandle pin = destination.Pin();
-        return ((nint)pin.Pointer & (SectorSize - 1)) == 0 && (destination.Length & (SectorSize - 1)) == 0;
-    }
+    private unsafe bool IsSectorAligned(System.Buffers.MemoryHandle pin, int length) =>
+        ((nint)pin.Pointer & (SectorSize - 1)) == 0 && (length & (SectorSize - 1)) == 0;
 
     /// <summary>Whether reads go through io_uring (see <see cref="LocalFileDeviceOptions.UseIoUring"/>).</summary>
     public bool UsesIoUring => _ring is not null;

@@ -57,11 +57,27 @@ internal static class StoreOnDevice
         return (context.LastStatus, context.Output);
     }
 
+    /// <summary>Reads a key as <see cref="ReadNow"/> does, with 0 for the value of a key not found (whatever the
+    /// output held), so that results compare as pairs.</summary>
+    public static (Status Status, long Value) ReadOrZeroNow(
+        this Session<long, long, long, long, CountContext?, CountFunctions> session, long key)
+    {
+        (Status status, long value) = session.ReadNow(key);
+        return (status, status == Status.Ok ? value : 0);
+    }
+
     /// <summary>Runs an RMW, completing it if it went pending; returns its final status.</summary>
-    public static Status RMWNow(this Session<long, long, long, long, CountContext?, CountFunctions> session, long key, long delta)
+    public static Status RMWNow(this Session<long, long, long, long, CountContext?, CountFunctions> session, long key, long delta) =>
+        session.RMWNow(key, delta, expiration: null);
+
+    /// <summary>Runs an RMW that gives its value <paramref name="expiration"/> (none: keeps the value's), completing it
+    /// if it went pending; returns its final status.</summary>
+    public static Status RMWNow(
+        this Session<long, long, long, long, CountContext?, CountFunctions> session, long key, long delta,
+        Expiration? expiration)
     {
         var context = new CountContext();
-        Status status = session.RMW(key, delta, context);
+        Status status = expiration is { } given ? session.RMW(key, delta, given, context) : session.RMW(key, delta, context);
         if (status != Status.Pending)
         {
             return status;

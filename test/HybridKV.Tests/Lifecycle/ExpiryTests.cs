@@ -129,7 +129,7 @@ public sealed class ExpiryTests : IDisposable
         Assert.All(expiries.Values, e => Assert.Equal(expected, e));
         for (long k = 0; k < Keys; k++)
         {
-            Assert.Equal(k % 2 == 0 ? (Status.NotFound, 0L) : (Status.Ok, k), Normalize(session.ReadNow(k)));
+            Assert.Equal(k % 2 == 0 ? (Status.NotFound, 0L) : (Status.Ok, k), session.ReadOrZeroNow(k));
         }
 
         _clock.Advance(59_000);
@@ -319,15 +319,15 @@ public sealed class ExpiryTests : IDisposable
                             model[k] = live ? (old + v, model[k].ExpiresAt) : (v, null);
                             break;
                         case 3:
-                            Assert.Equal(Status.Ok, RmwNow(session, k, v, Ms(v)));
+                            Assert.Equal(Status.Ok, session.RMWNow(k, v, Ms(v)));
                             model[k] = (live ? old + v : v, now + v);
                             break;
                         case 4:
-                            Assert.Equal(Status.Ok, RmwNow(session, k, v, Expiration.Never));
+                            Assert.Equal(Status.Ok, session.RMWNow(k, v, Expiration.Never));
                             model[k] = (live ? old + v : v, null);
                             break;
                         case 5:
-                            Assert.Equal(live ? (Status.Ok, old) : (Status.NotFound, 0L), Normalize(session.ReadNow(k)));
+                            Assert.Equal(live ? (Status.Ok, old) : (Status.NotFound, 0L), session.ReadOrZeroNow(k));
                             break;
                         case 6:
                             Status deleted = session.DeleteNow(k);
@@ -354,27 +354,11 @@ public sealed class ExpiryTests : IDisposable
                 for (long k = 0; k < KeySpace; k++)
                 {
                     Assert.Equal(Live(k, out long value) ? (Status.Ok, value) : (Status.NotFound, 0L),
-                        Normalize(session.ReadNow(k)));
+                        session.ReadOrZeroNow(k));
                 }
 
                 return true;
             });
         Check.One(Config.QuickThrowOnFailure.WithMaxTest(8 * TestScale.Factor), property);
     }
-
-    private static Status RmwNow(Session session, long key, long delta, Expiration expiration)
-    {
-        var context = new CountContext();
-        Status status = session.RMW(key, delta, expiration, context);
-        if (status != Status.Pending)
-        {
-            return status;
-        }
-
-        Assert.True(session.CompletePending(wait: true));
-        return context.LastStatus;
-    }
-
-    private static (Status Status, long Value) Normalize((Status Status, long Value) read) =>
-        read.Status == Status.Ok ? read : (read.Status, 0L);
 }
