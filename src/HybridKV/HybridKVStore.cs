@@ -189,6 +189,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         await ShiftBeginCoreAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
+        _logCompaction?.BeginShiftedByHand();
     }
 
     /// <summary>

@@ -51,6 +51,13 @@ internal sealed unsafe class CandidateRecords<TKey, TValue> : IDisposable
     /// <summary>The copy of the record at <paramref name="index"/>.</summary>
     public LogRecord<TKey, TValue> RecordAt(int index) => new(_bytes + ((long)index * SlotSize));
 
+    /// <summary>The key of the record at <paramref name="index"/>.</summary>
+    public TKey KeyAt(int index)
+    {
+        VarBytes scratch = default;
+        return RecordAt(index).KeyRef(ref scratch);
+    }
+
     /// <summary>Forgets every record (keeps the memory for the next compaction).</summary>
     public void Clear() => Count = 0;
 

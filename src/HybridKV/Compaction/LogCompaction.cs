@@ -35,6 +35,10 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private long _bytesCopied;
     private long _bytesReclaimed;
 
+    // 1 while index entries may lead below the begin address for another reason than a compaction's drops (a store
+    // opened from a checkpoint, the begin address moved by hand): the next compaction sweeps the index whatever it drops.
+    private int _reclaimOwed = 1;
+
     public LogCompaction(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
         Func<long, CancellationToken, Task<long>> shiftBeginAddress, ILogger logger, CancellationToken stopping)
     {
@@ -55,6 +59,9 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
 
     /// <summary>The live data the last compaction estimated, or -1 before the first.</summary>
     public long EstimatedLiveBytes => Interlocked.Read(ref _estimatedLiveBytes);
+
+    /// <summary>The begin address moved without a compaction: the next compaction sweeps the index.</summary>
+    public void BeginShiftedByHand() => Volatile.Write(ref _reclaimOwed, 1);
 
     /// <summary>
     /// Compacts [begin, <paramref name="untilAddress"/>) rounded down to a page boundary, which must be at most the
@@ -100,10 +107,17 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 return result;
             }
 
-            long reclaimed;
-            using (await _engine.Index.LockStructureAsync(token).ConfigureAwait(false))
+            // The log is smaller now: writers go on while the index is swept.
+            _engine.Log.ReleaseWriters();
+            long reclaimed = 0;
+            // Only a record dropped without a copy (a delete marker, an expired value) can leave an entry leading below
+            // the new begin address; a sweep of the whole index for nothing cost as much as a fifth of a compaction.
+            if (result.TombstonesDropped > 0 || Interlocked.Exchange(ref _reclaimOwed, 0) != 0)
             {
-                reclaimed = _engine.Index.ReclaimEntriesBelow(until);
+                using (await _engine.Index.LockStructureAsync(token).ConfigureAwait(false))
+                {
+                    reclaimed = _engine.Index.ReclaimEntriesBelow(until);
+                }
             }
 
             long range = until - from;

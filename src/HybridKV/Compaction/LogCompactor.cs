@@ -13,8 +13,9 @@ namespace HybridKV.Compaction;
 /// that phase would write, see <see cref="StoreEngine{TKey, TValue, TInput, TOutput, TContext, TFunctions}.ConditionalCopyFromDevice"/>).
 /// </summary>
 /// <remarks>
-/// Reads a page at a time into a buffer and one record at a time when a hash chain continues on the device, so its
-/// memory is two pages. Runs on its own epoch row, protected only for the synchronous steps.
+/// Reads a page at a time into a buffer (the next one read ahead meanwhile) and one record at a time when a hash chain
+/// continues on the device, so its memory is three pages. Runs on its own epoch row, protected only for the
+/// synchronous steps.
 /// </remarks>
 internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
@@ -51,11 +52,12 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// batch of records at a time): a record the entry leads to is live (to be copied); one the chain passes below
     /// without meeting is dead; a chain that continues on the device at a newer record becomes a check
     /// (<see cref="DeviceChecks{TKey}"/>). The checks, put in page order, are answered by one read per page they
-    /// touch: the record at the cursor has the key (dead), or it is another key sharing the entry (a tag collision,
-    /// rare: to be copied if the exact trace finds it live). Then the candidates' pages are read again, oldest first,
-    /// and each is copied by <see cref="CopyIfLiveAsync"/>, which traces it again and links the copy by a CAS. Memory:
-    /// two pages, the checks (at most <see cref="DeviceChecks{TKey}.Capacity"/>; a full batch is answered before the
-    /// range goes on) and the candidates' addresses.
+    /// touch (or a read per record where a page has only a few): the record at the cursor has the key (dead), or it is
+    /// another key sharing the entry (a tag collision, rare: copied if the exact trace finds it live). The live records
+    /// were kept when found (<see cref="CandidateRecords{TKey, TValue}"/>) and are copied in batches, their buckets
+    /// prefetched, each linked by a CAS only if the index still leads to it. Memory: three pages, the checks (at most
+    /// <see cref="DeviceChecks{TKey}.Capacity"/>; a full batch is answered before the range goes on) and the kept
+    /// records (at most <see cref="CandidateRecords{TKey, TValue}.Capacity"/>; the rest are read again).
     /// </summary>
     /// <remarks>
     /// A record found dead stays dead: a newer record of its key exists and records never come back. A copy is linked
@@ -69,6 +71,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         long pageMask = log.PageSize - 1L;
         var pageRecords = new List<(long Address, bool NoValue)>();
         var toCopy = new List<long>();
+        // Records whose chain meets another key's record on the device (a tag collision, rare) take the exact trace.
+        var exact = new List<long>();
         var counts = new Counts();
         _checks.Clear();
         _candidates.Clear();
@@ -77,6 +81,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             long start = Math.Max(from, page);
             long end = Math.Min(until, page + log.PageSize);
             await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
+            if (page + log.PageSize < until)
+            {
+                _reader.ReadAhead(page + log.PageSize, Math.Min(until, page + (2L * log.PageSize)), cancellationToken);
+            }
+
             CollectRecords(start, end, pageRecords);
             for (int batch = 0; batch < pageRecords.Count; batch += TraceBatch)
             {
@@ -128,21 +137,25 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
             if (_checks.IsFull)
             {
-                await AnswerChecksAsync(toCopy, cancellationToken).ConfigureAwait(false);
+                await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
             }
 
             cancellationToken.ThrowIfCancellationRequested();
         }
 
-        await AnswerChecksAsync(toCopy, cancellationToken).ConfigureAwait(false);
+        await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
 
         // Copies open pages at the tail, so writers a compaction holds back (HybridLog.WriterHold) would write into
         // them: the hold pauses here, before the first copy, and resumes once the copies are made.
         log.PauseHold();
         _checks.Clear();
-        for (int i = 0; i < _candidates.Count; i++)
+        for (int next = 0; next < _candidates.Count;)
         {
-            counts.Add(await CopyOrCheckAsync(_candidates.AddressAt(i), i, cancellationToken).ConfigureAwait(false));
+            next = CopyCandidates(next, ref counts, out Task? space);
+            if (space is not null)
+            {
+                await WaitForRoomAsync(space, cancellationToken).ConfigureAwait(false);
+            }
         }
 
         _candidates.Clear();
@@ -152,25 +165,83 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             currentPage = await ReadPageHoldingAsync(address, currentPage, from, until, cancellationToken)
                 .ConfigureAwait(false);
-            counts.Add(await CopyOrCheckAsync(address, candidate: -1, cancellationToken).ConfigureAwait(false));
+            counts.Add(await CopyOrCheckAsync(address, cancellationToken).ConfigureAwait(false));
         }
 
         // Candidates whose key was written again since (the newer record already on the device): dead, unless the
-        // record there is another key's. Those few take the exact trace. Writers wait again meanwhile, and until the
-        // caller has moved the begin address.
+        // record there is another key's. Those few take the exact trace, each read alone. Writers wait again
+        // meanwhile, and until the caller has moved the begin address.
         log.ResumeHold();
-        var exact = new List<long>();
         await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
         exact.Sort();
-        currentPage = -1;
         foreach (long address in exact)
         {
-            currentPage = await ReadPageHoldingAsync(address, currentPage, from, until, cancellationToken)
-                .ConfigureAwait(false);
-            counts.Add(await CopyIfLiveAsync(address, coveredBelow: long.MinValue, cancellationToken).ConfigureAwait(false));
+            await _reader.ReadRecordAsync(address, cancellationToken).ConfigureAwait(false);
+            _reader.ThrowIfDamaged(_reader.Record, address, RecordBytesLeftInPage(address));
+            // Kept apart from the reader's buffers, which the trace reads the chain into.
+            _candidates.Clear();
+            _candidates.Add(address, _reader.RecordBytes);
+            counts.Add(await CopyIfLiveAsync(address, candidate: 0, coveredBelow: long.MinValue, cancellationToken)
+                .ConfigureAwait(false));
         }
 
+        _candidates.Clear();
         return new CompactionResult(from, until, counts.Examined, counts.Copied, counts.BytesCopied, counts.TombstonesDropped);
+    }
+
+    /// <summary>
+    /// Copies the kept candidates from <paramref name="first"/> on, a batch under one protection with their buckets
+    /// prefetched, as <see cref="CopyOrCheckAsync"/> copies one. Returns where to go on: the batch's end, or the
+    /// candidate that found no room at the tail, with <paramref name="space"/> to wait for first.
+    /// </summary>
+    private int CopyCandidates(int first, ref Counts counts, out Task? space)
+    {
+        space = null;
+        int end = Math.Min(first + TraceBatch, _candidates.Count);
+        VarBytes scratch = default;
+        for (int i = first; i < end; i++)
+        {
+            _engine.Index.Prefetch(new Index.KeyHash(_engine.KeyHashOf(in _candidates.RecordAt(i).KeyRef(ref scratch))));
+        }
+
+        _reader.Protect();
+        try
+        {
+            for (int i = first; i < end; i++)
+            {
+                LogRecord<TKey, TValue> source = _candidates.RecordAt(i);
+                long address = _candidates.AddressAt(i);
+                ref TKey key = ref source.KeyRef(ref scratch);
+                LivenessTrace trace = default;
+                switch (_engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace))
+                {
+                    case Liveness.OnDevice:
+                        _checks.Add(trace.Cursor, address, in key);
+                        continue;
+                    case Liveness.Live:
+                        break;
+                    default:
+                        continue;
+                }
+
+                Task room = _engine.Log.SpaceSignal;
+                switch (_engine.ConditionalCopyFromDevice(source, address, trace.Entry, _epochEntry))
+                {
+                    case CopyForwardOutcome.Copied:
+                        counts.Add(source.Size);
+                        break;
+                    case CopyForwardOutcome.NotNow:
+                        space = room;
+                        return i;
+                }
+            }
+        }
+        finally
+        {
+            _reader.Unprotect();
+        }
+
+        return end;
     }
 
     /// <summary>Reads the part of [from, until) in the page holding <paramref name="address"/>, unless that page is
@@ -190,18 +261,16 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     }
 
     /// <summary>
-    /// Copies the record found at <paramref name="address"/> (the <paramref name="candidate"/>th kept copy, or, for
-    /// -1, in the page buffer) if the chain from its key's entry through memory leads to it; a chain that continues on
-    /// the device (the key was written again since the record was found live, and that record left memory) becomes a
-    /// check instead of a device read. Returns the bytes copied.
+    /// Copies the record at <paramref name="address"/> in the page buffer if the chain from its key's entry through
+    /// memory leads to it; a chain that continues on the device (the key was written again since the record was found
+    /// live, and that record left memory) becomes a check instead of a device read. Returns the bytes copied.
     /// </summary>
-    private async ValueTask<int> CopyOrCheckAsync(long address, int candidate, CancellationToken cancellationToken)
+    private async ValueTask<int> CopyOrCheckAsync(long address, CancellationToken cancellationToken)
     {
         while (true)
         {
-            LogRecord<TKey, TValue> source = candidate >= 0 ? _candidates.RecordAt(candidate) : _reader.PageRecordAt(address);
-            VarBytes scratch = default;
-            TKey key = source.KeyRef(ref scratch);
+            LogRecord<TKey, TValue> source = _reader.PageRecordAt(address);
+            TKey key = _reader.KeyAt(address);
             LivenessTrace trace = default;
             Liveness liveness;
             _reader.Protect();
@@ -284,44 +353,94 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         _checks.SortByPage(System.Numerics.BitOperations.Log2((ulong)log.PageSize));
         int recordSize = LogRecord<TKey, TValue>.MaxFixedSize;
         int first = 0;
+        int last = PageGroupEnd(first, out long low, out long high);
         while (first < _checks.Count)
         {
-            long page = _checks[first].Cursor & ~pageMask;
-            int last = first;
-            long low = _checks[first].Cursor;
-            long high = low;
-            while (last < _checks.Count && (_checks[last].Cursor & ~pageMask) == page)
+            long page = low & ~pageMask;
+            int nextLast = PageGroupEnd(last, out long nextLow, out long nextHigh);
+            if (last - first <= SparseChecks)
             {
-                low = Math.Min(low, _checks[last].Cursor);
-                high = Math.Max(high, _checks[last].Cursor);
-                last++;
-            }
-
-            bool fromDevice = await _reader.ReadPageAsync(low, Math.Min(page + log.PageSize, high + recordSize),
-                cancellationToken).ConfigureAwait(false);
-            for (int i = first; i < last; i++)
-            {
-                ref readonly DeviceChecks<TKey>.Check check = ref _checks[i];
-                LogRecord<TKey, TValue> record = _reader.PageRecordAt(check.Cursor);
-                if (fromDevice)
+                // A page read would bring megabytes for a few records: each is read alone.
+                for (int i = first; i < last; i++)
                 {
-                    _reader.ThrowIfDamaged(record, check.Cursor, (int)(log.PageSize - (check.Cursor & pageMask)));
-                }
-
-                var trace = new LivenessTrace(LogAddress.Invalid, check.Cursor);
-                TKey key = check.Key;
-                if (_engine.TraceLiveOnDevice(in key, check.Address, long.MaxValue, record, ref trace)
-                    != Liveness.Superseded)
-                {
-                    collisions.Add(check.Address);
+                    await _reader.ReadRecordAsync(_checks[i].Cursor, cancellationToken).ConfigureAwait(false);
+                    Answer(_checks[i], _reader.Record, fromDevice: true, collisions);
                 }
             }
+            else
+            {
+                bool fromDevice = await _reader.ReadPageAsync(low, Math.Min(page + log.PageSize, high + recordSize),
+                    cancellationToken).ConfigureAwait(false);
+                if (nextLast - last > SparseChecks)
+                {
+                    _reader.ReadAhead(nextLow, Math.Min((nextLow & ~pageMask) + log.PageSize, nextHigh + recordSize),
+                        cancellationToken);
+                }
 
-            first = last;
+                for (int i = first; i < last; i++)
+                {
+                    if (i + PrefetchDistance < last)
+                    {
+                        _reader.PrefetchPageRecord(_checks[i + PrefetchDistance].Cursor);
+                    }
+
+                    ref readonly DeviceChecks<TKey>.Check check = ref _checks[i];
+                    Answer(check, _reader.PageRecordAt(check.Cursor), fromDevice, collisions);
+                }
+            }
+
+            (first, last, low, high) = (last, nextLast, nextLow, nextHigh);
             cancellationToken.ThrowIfCancellationRequested();
         }
 
         _checks.Clear();
+    }
+
+    /// <summary>Answers <paramref name="check"/> from <paramref name="record"/>, read at its cursor.</summary>
+    private void Answer(in DeviceChecks<TKey>.Check check, LogRecord<TKey, TValue> record, bool fromDevice,
+        List<long> collisions)
+    {
+        if (fromDevice)
+        {
+            _reader.ThrowIfDamaged(record, check.Cursor, RecordBytesLeftInPage(check.Cursor));
+        }
+
+        var trace = new LivenessTrace(LogAddress.Invalid, check.Cursor);
+        TKey key = check.Key;
+        if (_engine.TraceLiveOnDevice(in key, check.Address, long.MaxValue, record, ref trace) != Liveness.Superseded)
+        {
+            collisions.Add(check.Address);
+        }
+    }
+
+    /// <summary>At most this many checks on one page are answered by reading their records alone.</summary>
+    private const int SparseChecks = 16;
+
+    /// <summary>How many checks ahead the record at a check's cursor is prefetched from the page buffer.</summary>
+    private const int PrefetchDistance = 8;
+
+    /// <summary>The end of the checks (sorted by page) from <paramref name="first"/> whose cursors share its page,
+    /// with the lowest and highest of those cursors.</summary>
+    private int PageGroupEnd(int first, out long low, out long high)
+    {
+        low = long.MaxValue;
+        high = long.MinValue;
+        if (first >= _checks.Count)
+        {
+            return first;
+        }
+
+        long pageMask = _engine.Log.PageSize - 1L;
+        long page = _checks[first].Cursor & ~pageMask;
+        int last = first;
+        while (last < _checks.Count && (_checks[last].Cursor & ~pageMask) == page)
+        {
+            low = Math.Min(low, _checks[last].Cursor);
+            high = Math.Max(high, _checks[last].Cursor);
+            last++;
+        }
+
+        return last;
     }
 
     /// <summary>The valid records of the page buffer in [start, end), in address order.</summary>
@@ -364,7 +483,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                     continue;
                 }
 
-                int copied = await CopyIfLiveAsync(address, coveredBelow: long.MinValue, cancellationToken)
+                int copied = await CopyIfLiveAsync(address, candidate: -1, coveredBelow: long.MinValue, cancellationToken)
                     .ConfigureAwait(false);
                 if (copied > 0)
                 {
@@ -380,13 +499,15 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return result;
     }
 
-    /// <summary>Copies the record at <paramref name="address"/> (in the page buffer) if it is live; returns the bytes
+    /// <summary>Copies the record at <paramref name="address"/> (the <paramref name="candidate"/>th kept copy, or, for
+    /// -1, in the page buffer) if it is live, tracing its chain onto the device as far as needed; returns the bytes
     /// copied (0 if it was not live).</summary>
-    private async ValueTask<int> CopyIfLiveAsync(long address, long coveredBelow, CancellationToken cancellationToken)
+    private async ValueTask<int> CopyIfLiveAsync(
+        long address, int candidate, long coveredBelow, CancellationToken cancellationToken)
     {
         while (true)
         {
-            TKey key = _reader.KeyAt(address);
+            TKey key = candidate >= 0 ? _candidates.KeyAt(candidate) : _reader.KeyAt(address);
             (Liveness liveness, LivenessTrace trace) = await _tracer
                 .TraceAsync(key, address, newerFrom: long.MaxValue, coveredBelow, cancellationToken)
                 .ConfigureAwait(false);
@@ -396,7 +517,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             }
 
             Task space = _engine.Log.SpaceSignal;
-            LogRecord<TKey, TValue> record = _reader.PageRecordAt(address);
+            LogRecord<TKey, TValue> record = candidate >= 0 ? _candidates.RecordAt(candidate) : _reader.PageRecordAt(address);
             CopyForwardOutcome outcome = TryCopy(record, address, trace.Entry);
             if (outcome != CopyForwardOutcome.NotNow)
             {
@@ -406,6 +527,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             await WaitForRoomAsync(space, cancellationToken).ConfigureAwait(false);
         }
     }
+
+    /// <summary>How many bytes of its page lie from <paramref name="address"/> on (a record cannot be longer).</summary>
+    private int RecordBytesLeftInPage(long address) =>
+        _engine.Log.PageSize - (int)(address & (_engine.Log.PageSize - 1L));
 
     private CopyForwardOutcome TryCopy(LogRecord<TKey, TValue> record, long address, long tracedEntry)
     {

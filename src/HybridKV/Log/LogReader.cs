@@ -5,7 +5,7 @@ namespace HybridKV.Log;
 
 /// <summary>
 /// Reads the log from outside an operation, for scans and compaction: a page range at a time and single records (a
-/// hash chain followed onto the device), from memory or the device, into two buffers of a page each, so that what it
+/// hash chain followed onto the device), from memory or the device, into three buffers of a page each, so that what it
 /// holds is bounded whatever the log's size. Records read from the device are checked against their checksums by the
 /// caller (<see cref="ThrowIfDamaged"/>): a damaged record is an error, never a record.
 /// </summary>
@@ -19,8 +19,12 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private readonly Func<bool>? _storeDisposed;
     private readonly TimeProvider _clock;
     private long _pageReadAt;
-    private readonly AlignedBuffer _page;
+    private AlignedBuffer _page;
+    private AlignedBuffer _ahead;
     private readonly AlignedBuffer _record;
+    private Task? _aheadRead;
+    private long _aheadPage = LogAddress.Invalid;
+    private long _aheadTo;
     private long _pageAddress = LogAddress.Invalid;
     private bool _pageFromDevice;
     private long _readFrom;
@@ -41,6 +45,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         _storeDisposed = storeDisposed;
         int alignment = Math.Max(log.Device?.SectorSize ?? 512, 512);
         _page = new AlignedBuffer(log.PageSize, alignment);
+        _ahead = new AlignedBuffer(log.PageSize, alignment);
         _record = new AlignedBuffer(log.PageSize, alignment);
     }
 
@@ -55,24 +60,81 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     public async ValueTask<bool> ReadPageAsync(long from, long to, CancellationToken cancellationToken)
     {
         long pageAddress = from & ~(_log.PageSize - 1L);
-        _pageAddress = pageAddress;
-        _readFrom = from;
-        _pageReadAt = _clock.GetUtcNow().ToUnixTimeMilliseconds();
-        _pageFromDevice = false;
+        if (_aheadRead is { } ahead)
+        {
+            bool wanted = _aheadPage == pageAddress && _aheadTo >= to;
+            try
+            {
+                // Awaited even when unwanted: the device may still be writing into the buffer.
+                await ahead.ConfigureAwait(false);
+            }
+            catch (Exception) when (!wanted)
+            {
+                // A read nobody wants: its failure is not this read's (which goes to the device again below).
+            }
+            finally
+            {
+                _aheadRead = null;
+                _aheadPage = LogAddress.Invalid;
+            }
+
+            if (wanted)
+            {
+                (_page, _ahead) = (_ahead, _page);
+                StartPage(pageAddress, from, fromDevice: true);
+                ThrowIfPageMissing();
+                return true;
+            }
+        }
+
+        StartPage(pageAddress, from, fromDevice: false);
         if (TryCopyFromMemory(pageAddress, to))
         {
             return false;
         }
 
         _pageFromDevice = true;
-
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
-        long sectorMask = device.SectorSize - 1;
-        long alignedTo = Math.Min((to + sectorMask) & ~sectorMask, pageAddress + _log.PageSize);
-        await device.ReadAsync(pageAddress, _page.Memory[..(int)(alignedTo - pageAddress)], cancellationToken)
+        await device.ReadAsync(pageAddress, _page.Memory[..DeviceReadLength(device, pageAddress, to)], cancellationToken)
             .ConfigureAwait(false);
         ThrowIfPageMissing();
         return true;
+    }
+
+    /// <summary>
+    /// Starts reading [<paramref name="from"/>, <paramref name="to"/>) of a page below the head from the device into a
+    /// spare buffer, so that the <see cref="ReadPageAsync"/> that asks for it next finds it read (or reading) while the
+    /// caller worked on the page before: a compaction's time is then its work or its reads, not both. A page still in
+    /// memory is not read ahead (it is copied when asked for). At most one read ahead at a time; a later call while
+    /// one runs is ignored.
+    /// </summary>
+    public void ReadAhead(long from, long to, CancellationToken cancellationToken)
+    {
+        long pageAddress = from & ~(_log.PageSize - 1L);
+        if (_aheadRead is not null || _log.Device is not { } device || pageAddress + _log.PageSize > _log.HeadAddress)
+        {
+            return;
+        }
+
+        _aheadPage = pageAddress;
+        _aheadTo = to;
+        _aheadRead = device.ReadAsync(pageAddress, _ahead.Memory[..DeviceReadLength(device, pageAddress, to)],
+            cancellationToken).AsTask();
+    }
+
+    private void StartPage(long pageAddress, long from, bool fromDevice)
+    {
+        _pageAddress = pageAddress;
+        _readFrom = from;
+        _pageReadAt = _clock.GetUtcNow().ToUnixTimeMilliseconds();
+        _pageFromDevice = fromDevice;
+    }
+
+    /// <summary>Bytes to read from the page's start to cover <paramref name="to"/>, in whole sectors.</summary>
+    private int DeviceReadLength(StorageDevice device, long pageAddress, long to)
+    {
+        long sectorMask = device.SectorSize - 1;
+        return (int)(Math.Min((to + sectorMask) & ~sectorMask, pageAddress + _log.PageSize) - pageAddress);
     }
 
     /// <summary>
@@ -175,6 +237,10 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         return new((byte*)_page.Pin().Pointer + (address - _pageAddress));
     }
 
+    /// <summary>Prefetches the first cache line of the record at <paramref name="address"/> of the page last read.</summary>
+    public unsafe void PrefetchPageRecord(long address) =>
+        Utilities.CacheLine.Prefetch((byte*)_page.Pin().Pointer + (address - _pageAddress));
+
     /// <summary>The <paramref name="size"/> bytes at <paramref name="address"/> of the page last read (a record a walk
     /// of it returned), valid until the next page is read.</summary>
     public unsafe ReadOnlySpan<byte> PageBytesAt(long address, int size)
@@ -210,6 +276,9 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     private int RecordSize => Record.Size;
 
+    /// <summary>The bytes of the fixed-size record <see cref="ReadRecordAsync"/> read.</summary>
+    public unsafe ReadOnlySpan<byte> RecordBytes => new((byte*)_record.Pin().Pointer + _recordOffset, Record.Size);
+
     /// <summary>The record <see cref="ReadRecordAsync"/> read.</summary>
     public unsafe LogRecord<TKey, TValue> Record => new((byte*)_record.Pin().Pointer + _recordOffset);
 
@@ -230,6 +299,9 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     public void Dispose()
     {
+        // A read ahead nobody asked for may still be writing into its buffer.
+        _aheadRead?.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
+        ((IDisposable)_ahead).Dispose();
         ((IDisposable)_page).Dispose();
         ((IDisposable)_record).Dispose();
     }

@@ -29,7 +29,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         Epoch.Protect(epochEntry);
         try
         {
-            long live = MeasureLiveBytes(pageAddress, epochEntry);
+            long live = MeasureLiveBytes(pageAddress, maxLiveBytes, epochEntry);
             if (live < 0)
             {
                 return PageCompaction.Evicted;
@@ -48,8 +48,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
     }
 
-    /// <summary>The bytes of the page's live records, or -1 if the page left memory meanwhile.</summary>
-    private long MeasureLiveBytes(long pageAddress, int epochEntry)
+    /// <summary>
+    /// The bytes of the page's live records, or -1 if the page left memory meanwhile. Once an eighth of the page is
+    /// walked, a page whose share of live records so far puts it well over <paramref name="maxLiveBytes"/> stops there
+    /// with that share applied to the whole page: in a store larger than memory nearly every page is mostly live, and
+    /// walking each to its end took a tenth of a core from the log's compaction.
+    /// </summary>
+    private long MeasureLiveBytes(long pageAddress, long maxLiveBytes, int epochEntry)
     {
         if (HasLeftMemory(pageAddress))
         {
@@ -59,6 +64,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         long live = 0;
         PageRecords<TKey, TValue> walk = WalkPage(pageAddress);
         int sinceRefresh = 0;
+        long sampled = Log.PageSize / 8;
         while (walk.MoveNext())
         {
             if (!StillInMemoryAfterRefresh(pageAddress, ref sinceRefresh, epochEntry))
@@ -69,6 +75,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             if (IsLive(walk.Current, walk.Address, out _))
             {
                 live += walk.Current.Size;
+            }
+
+            long walked = walk.Address + walk.Current.Size - pageAddress;
+            if (walked >= sampled && sinceRefresh == 0 && live * Log.PageSize / walked > maxLiveBytes + (maxLiveBytes / 4))
+            {
+                return Math.Min(Log.PageSize, live * Log.PageSize / walked);
             }
         }
 

@@ -95,6 +95,45 @@ public sealed class LogCompactionTests : IDisposable
     }
 
     [Fact]
+    public async Task Entries_left_below_a_begin_address_moved_by_hand_go_at_the_next_compaction()
+    {
+        string directory = _directory.NewSubdirectory();
+        using var store = StoreOnDevice.Create(Manual(directory));
+        using var session = store.NewSession();
+        long filler = 1_000_000;
+        void FillUntilHeadPasses(long address)
+        {
+            while (store.HeadAddress <= address)
+            {
+                session.Upsert(filler, filler);
+                filler++;
+            }
+        }
+
+        // A compaction that drops nothing: the index owes no sweep after it.
+        FillUntilHeadPasses(store.TailAddress);
+        Assert.Equal(0, (await store.CompactAsync(store.HeadAddress)).TombstonesDropped);
+
+        for (long k = 0; k < Keys; k++)
+        {
+            session.Upsert(k, k);
+        }
+
+        FillUntilHeadPasses(store.TailAddress);
+        await store.ShiftBeginAddressAsync(store.HeadAddress & ~(StoreOnDevice.PageSize - 1));
+        Assert.Equal(Status.NotFound, session.ReadNow(0).Status);
+        FillUntilHeadPasses(store.TailAddress);
+
+        CompactionResult result = await store.CompactAsync(store.HeadAddress);
+
+        Assert.Equal(0, result.TombstonesDropped);
+        Assert.True(result.IndexEntriesReclaimed >= Keys / 2, $"{result.IndexEntriesReclaimed} entries reclaimed");
+        store.Engine.Index.ForEachEntry((_, entry) => Assert.True(
+            entry.Address >= store.BeginAddress || entry.Address == HybridKV.Index.HashIndex.TentativeRecordAddress,
+            $"an entry still points at {entry.Address}, below the begin address {store.BeginAddress}"));
+    }
+
+    [Fact]
     public async Task A_compacted_store_recovers_the_same_data_from_checkpoints_before_and_after_compaction()
     {
         string directory = _directory.NewSubdirectory();
