@@ -92,6 +92,15 @@ public sealed record StoreSettings
     public const double MaxMemoryCompactionMaxLiveFraction = 0.9;
 
     /// <summary>
+    /// The memory for the read cache (FASTER appendix D): copies of records that reads fetched from the device, so that
+    /// a hot record that left memory is read from the device once, not on every access. Replaced with second chance
+    /// (a copy read since it was last considered for replacement stays once more). Reads use it; updates never need
+    /// to (they write newer records, which reads find first). From 0 (off) to <see cref="MaxMemorySizeBytes"/>; for
+    /// stores of fixed-size keys and values only. Default 0: memory is the log's unless asked for.
+    /// </summary>
+    public long ReadCacheBytes { get; init; }
+
+    /// <summary>
     /// Automatic log compaction: the largest the log may grow relative to its live data before the older half of the
     /// part on the device is compacted (live records copied forward, the rest dropped with their segments once no kept
     /// checkpoint needs them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
@@ -350,6 +359,12 @@ public sealed record StoreSettings
                 nameof(MutableFraction),
                 MutableFraction,
                 $"{nameof(MutableFraction)} must be greater than 0 and at most 1.");
+        }
+
+        if (ReadCacheBytes < 0 || ReadCacheBytes > MaxMemorySizeBytes)
+        {
+            throw new ArgumentOutOfRangeException(nameof(ReadCacheBytes), ReadCacheBytes,
+                $"{nameof(ReadCacheBytes)} must be from 0 (no read cache) to {MaxMemorySizeBytes}.");
         }
 
         if (!(MemoryCompactionMaxLiveFraction >= 0 && MemoryCompactionMaxLiveFraction <= MaxMemoryCompactionMaxLiveFraction))

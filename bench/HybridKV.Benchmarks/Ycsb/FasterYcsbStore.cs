@@ -79,6 +79,13 @@ public static class FasterYcsbStore
                     MutableFraction = MutableFraction,
                     SegmentSizeBits = SegmentSizeBits,
                     PreallocateLog = true,
+                    ReadCacheSettings = options.ReadCacheMb is { } cacheMb
+                        ? new ReadCacheSettings
+                        {
+                            MemorySizeBits = System.Numerics.BitOperations.Log2((ulong)cacheMb << 20),
+                            PageSizeBits = Math.Min(PageSizeBits, System.Numerics.BitOperations.Log2((ulong)cacheMb << 20) - 1),
+                        }
+                        : null,
                 },
                 concurrencyControlMode: ConcurrencyControlMode.None);
             Name = "faster";

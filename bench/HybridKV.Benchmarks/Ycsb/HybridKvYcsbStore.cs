@@ -96,6 +96,7 @@ public static class HybridKvYcsbStore
                 CheckpointInterval = options.CheckpointEvery,
                 // Every run measures an empty store, whatever an earlier run left in the directory.
                 ExistingData = ExistingDataPolicy.Delete,
+                ReadCacheBytes = (options.ReadCacheMb ?? 0) << 20,
             };
             // Otherwise the library's defaults: the checkpoint-soak scenario measures what a user gets without tuning.
             if (options.CheckpointMode is { } mode)
@@ -184,6 +185,7 @@ public static class HybridKvYcsbStore
             (_store.MemoryCompactor is { } compactor
                 ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
+            (_store.Engine.ReadCache is { } cache ? $", read cache {cache.Hits} hits, {cache.Misses} misses" : "") +
             (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB, written {_device.BytesWritten >> 20} MiB") +
             IndexGrowthProgress() +
             $", process {Environment.WorkingSet >> 20} MiB";

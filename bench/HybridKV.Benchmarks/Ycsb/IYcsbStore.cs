@@ -67,6 +67,9 @@ public sealed record YcsbStoreOptions(
     /// <summary>HybridKV reads up to this many consecutive reads as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
 
+    /// <summary>The read cache of HybridKV and FASTER, in MiB (a power of two), or null for none.</summary>
+    public long? ReadCacheMb { get; init; }
+
     /// <summary>
     /// The memory budget the peers get: <see cref="MemoryMb"/>, else the runner's in-memory sizing of HybridKV's log
     /// (twice its fixed-size records, at least 64 MiB, rounded up to a power of two).

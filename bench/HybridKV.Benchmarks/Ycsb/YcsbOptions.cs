@@ -25,6 +25,9 @@ public sealed record YcsbOptions(
     /// <summary>HybridKV reads up to this many consecutive reads of a stream as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
 
+    /// <summary>The read cache HybridKV and FASTER get, in MiB (a power of two; null: none).</summary>
+    public long? ReadCacheMb { get; init; }
+
     /// <summary>
     /// Whether the peers' files go through the operating system's page cache (<c>--peer-page-cache</c>): on (the
     /// default), each peer as it ships (FASTER's own device, RocksDB's buffered reads); off, FASTER on HybridKV's
@@ -54,6 +57,8 @@ public sealed record YcsbOptions(
           --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory);
                                   FASTER's log memory and RocksDB's block cache are the same size (in memory: the
                                   runner's sizing of HybridKV's log, twice its records, at least 64 MiB)
+          --read-cache-mb M       a read cache of M MiB (a power of two) for hybridkv and faster, besides the log
+                                  memory (default: none)
           --peer-page-cache on|off  on (default): faster and rocksdb as they ship, reading through the OS page cache;
                                   off: faster on HybridKV's direct-I/O file device, rocksdb with direct I/O
           --checkpoint-every S    a periodic CPR checkpoint every S seconds (HybridKV)
@@ -93,7 +98,7 @@ public sealed record YcsbOptions(
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--dir", "--out",
-            "--scenario", "--peer-page-cache",
+            "--scenario", "--peer-page-cache", "--read-cache-mb",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -176,6 +181,7 @@ public sealed record YcsbOptions(
             scenario)
         {
             ReadBatch = (int)Number("--read-batch", Text("--read-batch"), 1, 1, 4096),
+            ReadCacheMb = Text("--read-cache-mb") is { } cache ? PowerOfTwo("--read-cache-mb", Number("--read-cache-mb", cache, 0, 1, 1 << 16)) : null,
             PeerPageCache = Text("--peer-page-cache") switch
             {
                 null or "on" => true,
@@ -184,6 +190,9 @@ public sealed record YcsbOptions(
             },
         };
     }
+
+    private static long PowerOfTwo(string name, long value) => BitOperations.IsPow2(value) ? value
+        : throw new ArgumentException($"{name} {value} must be a power of two.", nameof(name));
 
     private static long Number(string name, string? text, long fallback, long min, long max)
     {

@@ -15,7 +15,8 @@ internal sealed class StoreMetrics : IDisposable
 
     private readonly Meter _meter;
 
-    public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions, Func<Compaction.MemoryCompactor?> compactor)
+    public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions, Func<Compaction.MemoryCompactor?> compactor,
+        Caching.ReadCache? readCache = null)
     {
         _meter = new Meter(MeterName);
         _meter.CreateObservableGauge("hybridkv.log.tail_address", () => log.TailAddress, "By",
@@ -31,6 +32,14 @@ internal sealed class StoreMetrics : IDisposable
             "Records below this address are on the device.");
         _meter.CreateObservableGauge("hybridkv.log.flushed_until_address", () => log.FlushedUntilAddress, "By",
             "Everything below this address is on the device.");
+        if (readCache is not null)
+        {
+            _meter.CreateObservableCounter("hybridkv.read_cache.hits", () => readCache.Hits, "{record}",
+                "Records reads found in the read cache instead of reading them from the device.");
+            _meter.CreateObservableCounter("hybridkv.read_cache.misses", () => readCache.Misses, "{record}",
+                "Records reads looked for in the read cache and read from the device.");
+        }
+
         if (log.Device is { } device)
         {
             _meter.CreateObservableCounter("hybridkv.device.bytes_written", () => device.BytesWritten, "By",

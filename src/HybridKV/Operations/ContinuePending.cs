@@ -56,6 +56,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.Failed;
         }
 
+        if (operation.Kind == PendingKind.Read && ReadCache is not null)
+        {
+            ReadCache.Add(operation.Storage.RecordAddress, operation.Buffer!.Span.Slice(operation.RecordOffset, record.Size));
+        }
+
         if (record.Header.Invalid || !RecordHasKey(record, in operation.Key))
         {
             // Another key with the same tag: follow the chain on the device (it only goes further down the log).

@@ -44,6 +44,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 return OperationStatus.NotFound;
             }
 
+            if (ReadCache is not null)
+            {
+                OperationStatus cached = ReadThroughCache(in key, in input, ref output, ref address);
+                if (cached != OperationStatus.RecordOnStorage)
+                {
+                    return cached;
+                }
+            }
+
             storageRead = new StorageRead(address, slot.Address);
             return OperationStatus.RecordOnStorage;
         }
@@ -66,5 +75,42 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
 
         return OperationStatus.Success;
+    }
+
+    /// <summary>
+    /// Follows the chain below the head through the read cache: the key's record found there is read as a read-only
+    /// record would be; a record of another key (same tag) leads further down. Returns
+    /// <see cref="OperationStatus.RecordOnStorage"/> with <paramref name="address"/> the first record not cached.
+    /// Kept out of <see cref="InternalRead"/> so that reads from memory pay nothing for it.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private unsafe OperationStatus ReadThroughCache(in TKey key, in TInput input, ref TOutput output, ref long address)
+    {
+        byte* copy = stackalloc byte[ReadCache!.RecordBytes];
+        while (ReadCache.TryCopy(address, new Span<byte>(copy, ReadCache.RecordBytes)))
+        {
+            var record = new LogRecord<TKey, TValue>(copy);
+            if (record.Header.Invalid || !RecordHasKey(record, in key))
+            {
+                address = record.Header.PreviousAddress;
+                if (address < Log.BeginAddress)
+                {
+                    return OperationStatus.NotFound;
+                }
+
+                continue;
+            }
+
+            if (HoldsNoValue(record))
+            {
+                return OperationStatus.NotFound;
+            }
+
+            VarBytes scratch = default;
+            _functions.SingleReader(in key, in input, in record.ValueRef(ref scratch), ref output);
+            return OperationStatus.Success;
+        }
+
+        return OperationStatus.RecordOnStorage;
     }
 }

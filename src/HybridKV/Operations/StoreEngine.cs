@@ -34,6 +34,14 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
+        if (settings.ReadCacheBytes > 0 && LogRecord<TKey, TValue>.IsVariable)
+        {
+            throw new ArgumentException(
+                $"{nameof(StoreSettings.ReadCacheBytes)} is {settings.ReadCacheBytes}, but the read cache holds records " +
+                $"of fixed-size keys and values only, and this store's key ({typeof(TKey).Name}) or value " +
+                $"({typeof(TValue).Name}) has variable length; set it to 0.", nameof(settings));
+        }
+
         _settings = settings;
         _logger = logger;
         _functions = functions;
@@ -54,7 +62,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         Index.EnableGrowth(Growth);
         Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger,
             RecordFormat<TKey, TValue>.Instance);
+        ReadCache = settings.ReadCacheBytes > 0
+            ? new Caching.ReadCache(settings.ReadCacheBytes, LogRecord<TKey, TValue>.MaxFixedSize)
+            : null;
     }
+
+    /// <summary>The read cache, if <see cref="StoreSettings.ReadCacheBytes"/> asked for one.</summary>
+    public Caching.ReadCache? ReadCache { get; }
 
     public LightEpoch Epoch { get; }
 
@@ -118,6 +132,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         Growth.Dispose();
         Log.Dispose();
         Index.Dispose();
+        ReadCache?.Dispose();
         Epoch.Dispose();
     }
 }
