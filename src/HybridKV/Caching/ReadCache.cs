@@ -86,12 +86,13 @@ internal sealed unsafe class ReadCache : IDisposable
         stripes[(Environment.CurrentManagedThreadId & (Stripes - 1)) * StripeStride]++;
 
     /// <summary>
-    /// Copies the record cached for <paramref name="address"/> into <paramref name="destination"/> (at least
-    /// <see cref="RecordBytes"/> long); false if none is (or it was being replaced).
+    /// Copies the record cached for <paramref name="address"/> into <paramref name="destination"/> (as much of the slot
+    /// as fits: a record near the end of its page is shorter than <see cref="RecordBytes"/>); false if none is (or it
+    /// was being replaced).
     /// </summary>
     public bool TryCopy(long address, Span<byte> destination)
     {
-        Debug.Assert(destination.Length >= RecordBytes, "Room for a whole record.");
+        int length = Math.Min(RecordBytes, destination.Length);
         long set = SetOf(address);
         for (int way = 0; way < Ways; way++)
         {
@@ -103,7 +104,7 @@ internal sealed unsafe class ReadCache : IDisposable
                 continue;
             }
 
-            new ReadOnlySpan<byte>(BytesOf(slot), RecordBytes).CopyTo(destination);
+            new ReadOnlySpan<byte>(BytesOf(slot), length).CopyTo(destination);
             // The copy's loads must not move after the second look at the state word.
             Interlocked.MemoryBarrier();
             if (Volatile.Read(ref state) != before)

@@ -131,6 +131,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         operation.RecordOffset = (int)(address - start);
         operation.BytesRead = length;
+        if (ReadCache is not null &&
+            ReadCache.TryCopy(address, operation.Buffer.Span[operation.RecordOffset..length]))
+        {
+            // An RMW of a record a read cached, or a read following a chain through it: no device read.
+            operation.IoError = null;
+            operation.HasRecord = true;
+            onCompleted(operation);
+            return;
+        }
+
         _ = ReadRecordAsync(device, start, length, operation, onCompleted);
     }
 

@@ -86,6 +86,21 @@ public sealed class ReadCacheTests : IDisposable
     }
 
     [Fact]
+    public void An_RMW_of_a_cached_record_builds_on_it_without_reading_the_device()
+    {
+        using var store = StoreOnDevice.Create(Cached());
+        using var session = store.NewSession();
+        LoadOntoDevice(store, session);
+        Assert.Equal((Status.Ok, 90), session.ReadNow(9));
+        long readBefore = DeviceBytesRead(store);
+
+        Assert.Equal(Status.Ok, session.RMWNow(9, 5));
+
+        Assert.Equal(readBefore, DeviceBytesRead(store));
+        Assert.Equal((Status.Ok, 95), session.ReadNow(9));
+    }
+
+    [Fact]
     public void Without_a_cache_every_read_of_a_record_on_the_device_reads_the_device()
     {
         using var store = StoreOnDevice.Create(Cached(cacheBytes: 0));
