@@ -106,20 +106,15 @@ internal static class DeviceProbe
         long blocks = bytes / BlockBytes;
         long completed = 0;
         var clock = Stopwatch.StartNew();
+        var failures = new ProbeFailures();
         Task[] lanes = [.. Enumerable.Range(0, depth).Select(lane => Task.Run(async () =>
         {
             using var buffer = new AlignedBuffer(BlockBytes, BlockBytes);
             var random = new Random(lane);
-            nint pointer = Address(buffer);
             while (clock.Elapsed.TotalSeconds < seconds)
             {
-                int read = await ring.ReadAsync(file, pointer, BlockBytes, random.NextInt64(blocks) * BlockBytes,
-                    CancellationToken.None).ConfigureAwait(false);
-                if (read != BlockBytes)
-                {
-                    throw new IOException($"A probe read returned {read}.");
-                }
-
+                await ring.ReadAsync(failures, 0, file, buffer.Pin(), BlockBytes, random.NextInt64(blocks) * BlockBytes,
+                    completeInline: false, CancellationToken.None).ConfigureAwait(false);
                 Interlocked.Increment(ref completed);
             }
         }))];
@@ -127,7 +122,12 @@ internal static class DeviceProbe
         return completed / clock.Elapsed.TotalSeconds;
     }
 
-    private static unsafe nint Address(AlignedBuffer buffer) => (nint)buffer.Pin().Pointer;
+    /// <summary>A failed probe read is an error naming its errno.</summary>
+    private sealed class ProbeFailures : IoUring.IReadOwner
+    {
+        public Exception ReadFailed(long segment, long offset, int length, int errno) =>
+            new IOException($"A probe read of {length} bytes at {offset} failed with errno {errno}.");
+    }
 
     private static void Load(HybridKVStore<VarBytes, VarBytes, VarBytes, VarBytesOutput, Empty, VarBytesFunctions> store, long keys)
     {

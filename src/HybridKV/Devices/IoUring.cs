@@ -12,9 +12,12 @@ namespace HybridKV.Devices;
 /// threads kept at most two reads in flight, a quarter of what this machine's disk serves at depth 64).
 /// </summary>
 /// <remarks>
-/// At most <see cref="Depth"/> requests are in flight: the completion ring has twice as many entries, so it never
-/// overflows. A request holds a reference on its file handle until it completes, so a segment deleted meanwhile cannot
-/// have its descriptor reused under the read.
+/// At most <see cref="Depth"/> requests are in the kernel: the completion ring has twice as many entries, so it never
+/// overflows; more wait in a queue and go in as completions make room. A request holds a reference on its file handle
+/// until it completes, so a segment deleted meanwhile cannot have its descriptor reused under the read. Requests are
+/// pooled objects that are their own <see cref="ValueTask"/> source, and a short read is continued by the reaper, so a
+/// read allocates nothing (issue 19: an async method per read, and a semaphore wait per read beyond the depth, were
+/// most of the 1.2 KB a read from the device allocated).
 /// </remarks>
 internal sealed unsafe partial class IoUring : IDisposable
 {
@@ -46,13 +49,12 @@ internal sealed unsafe partial class IoUring : IDisposable
     private readonly uint* _cqTail;
     private readonly uint _cqMask;
     private readonly Cqe* _cqes;
-    private readonly Request[] _requests;
-    private readonly Stack<Request> _free;
-    private readonly SemaphoreSlim _slots;
-    private readonly CancellationTokenSource _closing = new();
+    private readonly Stack<Request> _spare = new();
+    private readonly List<Request> _all = new();
+    private readonly Queue<Request> _waiting = new();
     private readonly object _gate = new();
     private readonly Thread _reaper;
-    private int _inFlight;
+    private int _inKernel;
     private bool _stopping;
 
     private IoUring(int depth, int ringFd, in Params parameters)
@@ -75,15 +77,6 @@ internal sealed unsafe partial class IoUring : IDisposable
         _cqTail = (uint*)(cq + parameters.CqOff.Tail);
         _cqMask = *(uint*)(cq + parameters.CqOff.RingMask);
         _cqes = (Cqe*)(cq + parameters.CqOff.Cqes);
-        _requests = new Request[depth];
-        _free = new Stack<Request>(depth);
-        for (int i = depth - 1; i >= 0; i--)
-        {
-            _requests[i] = new Request(this, i);
-            _free.Push(_requests[i]);
-        }
-
-        _slots = new SemaphoreSlim(depth, depth);
         _reaper = new Thread(Reap) { IsBackground = true, Name = "HybridKV io_uring" };
         _reaper.Start();
     }
@@ -125,32 +118,28 @@ internal sealed unsafe partial class IoUring : IDisposable
     }
 
     /// <summary>
-    /// Reads up to <paramref name="length"/> bytes at <paramref name="offset"/> of <paramref name="file"/> into
-    /// <paramref name="destination"/>, which stays pinned by the caller until the read completes.
+    /// Reads <paramref name="length"/> bytes at <paramref name="offset"/> of <paramref name="file"/> into
+    /// <paramref name="pin"/>'s memory (zeros past the end of the file); the read owns <paramref name="pin"/> and
+    /// releases it when it completes. A failed read throws what <paramref name="owner"/> makes of the errno. With
+    /// <paramref name="completeInline"/>, the continuation runs on the reaper thread (for continuations that only hand
+    /// the result on: one thread-pool hop less); otherwise on the thread pool.
     /// </summary>
-    /// <returns>The bytes read (fewer at the end of the file), or a negative errno.</returns>
-    public ValueTask<int> ReadAsync(
-        SafeFileHandle file, nint destination, int length, long offset, CancellationToken cancellationToken)
+    public ValueTask ReadAsync(IReadOwner owner, long segment, SafeFileHandle file, System.Buffers.MemoryHandle pin,
+        int length, long offset, bool completeInline, CancellationToken cancellationToken)
     {
         if (cancellationToken.IsCancellationRequested)
         {
-            return ValueTask.FromCanceled<int>(cancellationToken);
+            pin.Dispose();
+            return ValueTask.FromCanceled(cancellationToken);
         }
 
-        return _slots.Wait(0, CancellationToken.None)
-            ? Submit(file, destination, length, offset)
-            : ReadWhenFreeAsync(file, destination, length, offset, cancellationToken);
-    }
-
-    private ValueTask<int> Submit(SafeFileHandle file, nint destination, int length, long offset)
-    {
         bool referenced = false;
         Request request;
         lock (_gate)
         {
             if (_stopping)
             {
-                _slots.Release();
+                pin.Dispose();
                 throw new ObjectDisposedException(nameof(IoUring), "The device's io_uring was closed.");
             }
 
@@ -160,17 +149,36 @@ internal sealed unsafe partial class IoUring : IDisposable
             }
             catch (ObjectDisposedException)
             {
-                _slots.Release();
+                pin.Dispose();
                 throw;
             }
 
-            request = _free.Pop();
-            request.File = file;
-            Interlocked.Increment(ref _inFlight);
-            Push(OpRead, (int)file.DangerousGetHandle(), offset, (ulong)destination, (uint)length, (ulong)request.Index);
+            if (!_spare.TryPop(out request!))
+            {
+                request = new Request(this, _all.Count);
+                _all.Add(request);
+            }
+
+            request.Begin(owner, segment, file, pin, length, offset, completeInline);
+            if (_inKernel < Depth)
+            {
+                SubmitNext(request);
+            }
+            else
+            {
+                _waiting.Enqueue(request);
+            }
         }
 
-        return new ValueTask<int>(request, request.Version);
+        return new ValueTask(request, request.Version);
+    }
+
+    /// <summary>Puts the unread rest of <paramref name="request"/> in the kernel. Under <see cref="_gate"/>.</summary>
+    private void SubmitNext(Request request)
+    {
+        _inKernel++;
+        Push(OpRead, (int)request.File!.DangerousGetHandle(), request.Offset + request.Done,
+            (ulong)(request.Address + request.Done), (uint)(request.Length - request.Done), (ulong)request.Index);
     }
 
     /// <summary>Writes one entry at the submission tail and hands it to the kernel. Under <see cref="_gate"/>.</summary>
@@ -207,7 +215,7 @@ internal sealed unsafe partial class IoUring : IDisposable
         // Completions are taken as the kernel posts them; the tail is read with acquire semantics, the head published
         // with release, as the ring's protocol asks.
         bool stopSeen = false;
-        while (!stopSeen || Volatile.Read(ref _inFlight) > 0)
+        while (!stopSeen || Volatile.Read(ref _inKernel) > 0)
         {
             long waited = Syscall(EnterSyscall, _ringFd, 0, 1, (nint)EnterGetEvents, 0, 0);
             Debug.Assert(waited >= 0 || Marshal.GetLastPInvokeError() == Interrupted,
@@ -225,30 +233,61 @@ internal sealed unsafe partial class IoUring : IDisposable
                     continue;
                 }
 
-                Request request = _requests[(int)completion.UserData];
-                request.File!.DangerousRelease();
-                request.File = null;
-                Interlocked.Decrement(ref _inFlight);
-                request.Complete(completion.Result);
+                Continue((int)completion.UserData, completion.Result);
             }
 
             Volatile.Write(ref *_cqHead, head);
         }
     }
 
+    /// <summary>A completion of the request at <paramref name="index"/>: the rest read again after a short read, otherwise the
+    /// request completes and a waiting one takes its place in the kernel.</summary>
+    private void Continue(int index, int result)
+    {
+        Exception? failure = null;
+        Request request;
+        lock (_gate)
+        {
+            request = _all[index];
+            _inKernel--;
+            if (result > 0 && request.Done + result < request.Length)
+            {
+                request.Done += result;
+                SubmitNext(request);
+                return;
+            }
+
+            if (_waiting.TryDequeue(out Request? next))
+            {
+                SubmitNext(next);
+            }
+        }
+
+        if (result < 0)
+        {
+            failure = request.Owner!.ReadFailed(request.Segment, request.Offset, request.Length, -result);
+        }
+        else if (result == 0)
+        {
+            // The end of the file: a segment never written that far reads as zeros.
+            new Span<byte>((byte*)request.Address + request.Done, request.Length - request.Done).Clear();
+        }
+
+        request.Finish(failure);
+    }
+
     private void Return(Request request)
     {
         lock (_gate)
         {
-            _free.Push(request);
+            _spare.Push(request);
         }
-
-        _slots.Release();
     }
 
-    /// <summary>Lets the reads in flight complete, then closes the ring.</summary>
+    /// <summary>Lets the reads in the kernel complete, fails those waiting for room, then closes the ring.</summary>
     public void Dispose()
     {
+        Request[] abandoned;
         lock (_gate)
         {
             if (_stopping)
@@ -258,16 +297,21 @@ internal sealed unsafe partial class IoUring : IDisposable
 
             _stopping = true;
             Push(OpNop, -1, 0, 0, 0, StopToken);
+            abandoned = [.. _waiting];
+            _waiting.Clear();
         }
 
-        // Reads waiting for a free slot would wait for ever: they fail instead.
-        _closing.Cancel();
+        // Reads waiting for room would wait for ever: they fail instead.
+        foreach (Request request in abandoned)
+        {
+            request.Finish(new ObjectDisposedException(nameof(IoUring), "The device's io_uring was closed while the read waited."));
+        }
+
         _reaper.Join();
         _ = Unmap(_entries, _entriesSize);
         _ = Unmap(_completionRing, _completionRingSize);
         _ = Unmap(_submissionRing, _submissionRingSize);
         _ = Close(_ringFd);
-        _closing.Dispose();
     }
 
     private static nint Map(nuint length, int fd, long offset)
@@ -295,24 +339,76 @@ internal sealed unsafe partial class IoUring : IDisposable
     [LibraryImport("libc", EntryPoint = "close")]
     private static partial int Close(int fd);
 
-    /// <summary>One request slot: its own <see cref="ValueTask{T}"/> source, reused once its result was taken.</summary>
-    private sealed class Request(IoUring ring, int index) : IValueTaskSource<int>
+    /// <summary>Makes the exception a failed read throws (the owner knows the file's name).</summary>
+    internal interface IReadOwner
     {
-        private ManualResetValueTaskSourceCore<int> _core = new() { RunContinuationsAsynchronously = true };
+        /// <summary>The exception for reading <paramref name="length"/> bytes at <paramref name="offset"/> of
+        /// <paramref name="segment"/>, which failed with <paramref name="errno"/>.</summary>
+        Exception ReadFailed(long segment, long offset, int length, int errno);
+    }
+
+    /// <summary>One read: its own <see cref="ValueTask"/> source, back in the pool once its result was taken.</summary>
+    private sealed class Request(IoUring ring, int index) : IValueTaskSource
+    {
+        private ManualResetValueTaskSourceCore<bool> _core = new() { RunContinuationsAsynchronously = true };
+        private System.Buffers.MemoryHandle _pin;
 
         public int Index { get; } = index;
 
-        public SafeFileHandle? File { get; set; }
+        public IReadOwner? Owner { get; private set; }
+
+        public long Segment { get; private set; }
+
+        public SafeFileHandle? File { get; private set; }
+
+        public nint Address { get; private set; }
+
+        public int Length { get; private set; }
+
+        public long Offset { get; private set; }
+
+        /// <summary>How many bytes earlier completions read.</summary>
+        public int Done { get; set; }
 
         public short Version => _core.Version;
 
-        public void Complete(int result) => _core.SetResult(result);
+        public void Begin(IReadOwner owner, long segment, SafeFileHandle file, System.Buffers.MemoryHandle pin, int length,
+            long offset, bool completeInline)
+        {
+            _core.RunContinuationsAsynchronously = !completeInline;
+            Owner = owner;
+            Segment = segment;
+            File = file;
+            _pin = pin;
+            Address = (nint)pin.Pointer;
+            Length = length;
+            Offset = offset;
+            Done = 0;
+        }
 
-        public int GetResult(short token)
+        /// <summary>Lets go of the file and the memory, then completes the read's task.</summary>
+        public void Finish(Exception? failure)
+        {
+            File!.DangerousRelease();
+            File = null;
+            Owner = null;
+            _pin.Dispose();
+            _pin = default;
+            if (failure is null)
+            {
+                _core.SetResult(true);
+            }
+            else
+            {
+                _core.SetException(failure);
+            }
+        }
+
+        public void GetResult(short token)
         {
             try
             {
-                return _core.GetResult(token);
+                _core.GetResult(token);
             }
             finally
             {
@@ -392,25 +488,5 @@ internal sealed unsafe partial class IoUring : IDisposable
         public ulong UserData;
         public int Result;
         public uint Flags;
-    }
-}
-
-/// <summary>The waiting path, outside the unsafe part: an await may not appear in an unsafe context.</summary>
-internal sealed partial class IoUring
-{
-    private async ValueTask<int> ReadWhenFreeAsync(
-        SafeFileHandle file, nint destination, int length, long offset, CancellationToken cancellationToken)
-    {
-        using var waiting = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
-        try
-        {
-            await _slots.WaitAsync(waiting.Token).ConfigureAwait(false);
-        }
-        catch (OperationCanceledException) when (!cancellationToken.IsCancellationRequested)
-        {
-            throw new ObjectDisposedException(nameof(IoUring), "The device's io_uring was closed while the read waited.");
-        }
-
-        return await Submit(file, destination, length, offset).ConfigureAwait(false);
     }
 }

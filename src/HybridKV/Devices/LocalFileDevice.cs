@@ -10,7 +10,7 @@ namespace HybridKV.Devices;
 /// dedicated I/O threads. Uses direct I/O (O_DIRECT) where the file system supports it; a new segment file's directory
 /// entry is made durable (fsync of the directory) before the first write to it completes.
 /// </summary>
-public sealed class LocalFileDevice : StorageDevice
+public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
 {
     private readonly LocalFileDeviceOptions _options;
     private readonly ConcurrentDictionary<long, SafeFileHandle> _files = new();
@@ -84,7 +84,15 @@ public sealed class LocalFileDevice : StorageDevice
 
     /// <inheritdoc/>
     protected override ValueTask ReadSegmentAsync(
-        long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
+        long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken) =>
+        ReadSegmentAsync(segment, offset, destination, completeInline: false, cancellationToken);
+
+    /// <inheritdoc/>
+    private protected override ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>
+        ReadSegmentAsync(segment, offset, destination, completeInline: true, CancellationToken.None);
+
+    private ValueTask ReadSegmentAsync(
+        long segment, long offset, Memory<byte> destination, bool completeInline, CancellationToken cancellationToken)
     {
         if (_ring is not null)
         {
@@ -92,12 +100,27 @@ public sealed class LocalFileDevice : StorageDevice
             System.Buffers.MemoryHandle pin = destination.Pin();
             if (!UsesDirectIo || IsSectorAligned(pin, destination.Length))
             {
-                return ReadThroughRingAsync(segment, offset, destination, pin, cancellationToken);
+                if (OpenSegment(segment, create: false) is not { } file)
+                {
+                    pin.Dispose();
+                    destination.Span.Clear();
+                    return default;
+                }
+
+                return _ring.ReadAsync(this, segment, file, pin, destination.Length, offset, completeInline,
+                    cancellationToken);
             }
 
             pin.Dispose();
         }
 
+        return ReadWithThreads(segment, offset, destination, cancellationToken);
+    }
+
+    /// <summary>Reads on the I/O threads (no io_uring, or a buffer direct I/O cannot use). Apart, so that its closure
+    /// is made only here: a lambda in the method above was allocated at its start, on every read through the ring.</summary>
+    private ValueTask ReadWithThreads(long segment, long offset, Memory<byte> destination, CancellationToken cancellationToken)
+    {
         return _io.Run(() =>
         {
             SafeFileHandle? file = OpenSegment(segment, create: false);
@@ -120,46 +143,10 @@ public sealed class LocalFileDevice : StorageDevice
         }, cancellationToken);
     }
 
-    /// <summary>Reads through io_uring until the range is read or the file ends (zeros from there, as for a
-    /// segment never written that far).</summary>
-    [System.Runtime.CompilerServices.AsyncMethodBuilder(typeof(System.Runtime.CompilerServices.PoolingAsyncValueTaskMethodBuilder))]
-    private async ValueTask ReadThroughRingAsync(
-        long segment, long offset, Memory<byte> destination, System.Buffers.MemoryHandle pin,
-        CancellationToken cancellationToken)
-    {
-        using System.Buffers.MemoryHandle pinned = pin;
-        SafeFileHandle? file = OpenSegment(segment, create: false);
-        if (file is null)
-        {
-            destination.Span.Clear();
-            return;
-        }
-
-        nint start = PointerOf(pinned);
-        int total = 0;
-        while (total < destination.Length)
-        {
-            int read = await _ring!.ReadAsync(file, start + total, destination.Length - total, offset + total,
-                cancellationToken).ConfigureAwait(false);
-            if (read < 0)
-            {
-                throw new StorageDeviceException(
-                    $"Reading {destination.Length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.",
-                    new IOException($"io_uring read failed with errno {-read}.", -read));
-            }
-
-            if (read == 0)
-            {
-                break;
-            }
-
-            total += read;
-        }
-
-        destination.Span[total..].Clear();
-    }
-
-    private static unsafe nint PointerOf(System.Buffers.MemoryHandle pin) => (nint)pin.Pointer;
+    /// <inheritdoc/>
+    Exception IoUring.IReadOwner.ReadFailed(long segment, long offset, int length, int errno) =>
+        new StorageDeviceException($"Reading {length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.",
+            new IOException($"io_uring read failed with errno {errno}.", errno));
 
     private unsafe bool IsSectorAligned(System.Buffers.MemoryHandle pin, int length) =>
         ((nint)pin.Pointer & (SectorSize - 1)) == 0 && (length & (SectorSize - 1)) == 0;

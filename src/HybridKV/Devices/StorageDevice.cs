@@ -95,10 +95,41 @@ public abstract class StorageDevice : IDisposable
     /// <summary>Reads <paramref name="destination"/>.Length bytes from <paramref name="address"/>.</summary>
     /// <exception cref="ArgumentException">The address or length is not sector-aligned, or out of range.</exception>
     /// <exception cref="StorageDeviceException">The storage failed.</exception>
-    public async ValueTask ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default)
+    public ValueTask ReadAsync(long address, Memory<byte> destination, CancellationToken cancellationToken = default) =>
+        ReadAsync(address, destination, completeInline: false, cancellationToken);
+
+    /// <summary>
+    /// <see cref="ReadAsync(long, Memory{byte}, CancellationToken)"/>; with <paramref name="completeInline"/>, a device
+    /// may run the continuation on the thread that learned of the completion (an operation that went pending only
+    /// queues itself there; anything that does more must not ask for it).
+    /// </summary>
+    internal ValueTask ReadAsync(long address, Memory<byte> destination, bool completeInline,
+        CancellationToken cancellationToken)
     {
         CheckRequest(address, destination.Length, nameof(destination), forRead: true);
         cancellationToken.ThrowIfCancellationRequested();
+        if (LengthWithinSegment(address, destination.Length) == destination.Length)
+        {
+            // One segment (nearly every read): the segment's own task, with no state machine around it. Counted when
+            // issued.
+            Interlocked.Add(ref _bytesRead, destination.Length);
+            long segment = address >> SegmentSizeBits;
+            long offset = address & (SegmentSize - 1);
+            return completeInline
+                ? ReadSegmentCompletingInlineAsync(segment, offset, destination)
+                : ReadSegmentAsync(segment, offset, destination, cancellationToken);
+        }
+
+        return ReadSegmentsAsync(address, destination, cancellationToken);
+    }
+
+    /// <summary>Reads within one segment, the continuation allowed to run where the completion is learned (see
+    /// <see cref="ReadAsync(long, Memory{byte}, bool, CancellationToken)"/>); by default as any read.</summary>
+    private protected virtual ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>
+        ReadSegmentAsync(segment, offset, destination, CancellationToken.None);
+
+    private async ValueTask ReadSegmentsAsync(long address, Memory<byte> destination, CancellationToken cancellationToken)
+    {
         while (!destination.IsEmpty)
         {
             int length = LengthWithinSegment(address, destination.Length);

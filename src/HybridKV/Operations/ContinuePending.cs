@@ -135,36 +135,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             ReadCache.TryCopy(address, operation.Buffer.Span[operation.RecordOffset..length]))
         {
             // An RMW of a record a read cached, or a read following a chain through it: no device read.
-            operation.IoError = null;
-            operation.HasRecord = true;
-            onCompleted(operation);
+            operation.RecordAlreadyRead(onCompleted);
             return;
         }
 
-        _ = ReadRecordAsync(device, start, length, operation, onCompleted);
-    }
-
-    private static async Task ReadRecordAsync(
-        StorageDevice device,
-        long start,
-        int length,
-        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation,
-        Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onCompleted)
-    {
-        try
-        {
-            await device.ReadAsync(start, operation.Buffer!.Memory[..length]).ConfigureAwait(false);
-            operation.IoError = null;
-        }
-#pragma warning disable CA1031 // The failure completes the operation with an error status.
-        catch (Exception error)
-#pragma warning restore CA1031
-        {
-            operation.IoError = error;
-        }
-
-        operation.HasRecord = true;
-        onCompleted(operation);
+        operation.ReadFromDevice(device, start, length, onCompleted);
     }
 
     /// <summary>Hands a finished pending operation to its completion callback (an upsert has none).</summary>

@@ -20,8 +20,13 @@ internal enum PendingKind : byte
 /// </summary>
 internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> : IDisposable
 {
-    public PendingOperation(PendingKind kind, long keyHash, in TKey key, in TValue value, in TInput input, in TOutput output,
-        TContext context)
+    /// <summary>
+    /// Makes the operation the one just issued: everything a previous use left is reset. A session reuses operations
+    /// awaited by nobody (see <c>Session.Park</c>), so that an operation that goes to the device allocates nothing.
+    /// </summary>
+    public void Start(PendingKind kind, long keyHash, in TKey key, in TValue value, in TInput input, in TOutput output,
+        TContext context, long serialNo, long expiry,
+        TaskCompletionSource<(Status Status, TOutput Output)>? completion, bool drivenInBackground)
     {
         Kind = kind;
         KeyHash = keyHash;
@@ -30,49 +35,150 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         Input = input;
         Output = output;
         Context = context;
+        SerialNo = serialNo;
+        Expiry = expiry;
+        Completion = completion;
+        DrivenInBackground = drivenInBackground;
+        NextOnKey = null;
+        Storage = default;
+        HasRecord = false;
+        RecordOffset = 0;
+        BytesRead = 0;
+        RecordSizeHint = 0;
+        IoError = null;
         // The caller's bytes are pinned only for the call that parked the operation: keep a copy of them.
-        if (typeof(TKey) == typeof(VarBytes))
-        {
-            _ownedKey = VarBytes.CopyToPinned(ref Unsafe.As<TKey, VarBytes>(ref Key));
-        }
+        _ownedKey = typeof(TKey) == typeof(VarBytes) ? VarBytes.CopyToPinned(ref Unsafe.As<TKey, VarBytes>(ref Key)) : null;
+        _ownedValue = typeof(TValue) == typeof(VarBytes) && kind == PendingKind.Upsert
+            ? VarBytes.CopyToPinned(ref Unsafe.As<TValue, VarBytes>(ref Value))
+            : null;
+        _ownedInput = typeof(TInput) == typeof(VarBytes)
+            ? VarBytes.CopyToPinned(ref Unsafe.As<TInput, VarBytes>(ref Input))
+            : null;
+    }
 
-        if (typeof(TValue) == typeof(VarBytes) && kind == PendingKind.Upsert)
-        {
-            _ownedValue = VarBytes.CopyToPinned(ref Unsafe.As<TValue, VarBytes>(ref Value));
-        }
-
-        if (typeof(TInput) == typeof(VarBytes))
-        {
-            _ownedInput = VarBytes.CopyToPinned(ref Unsafe.As<TInput, VarBytes>(ref Input));
-        }
+    /// <summary>Forgets what the finished operation referred to (its caller's context and data), keeping its buffer
+    /// for the next use.</summary>
+    public void Clear()
+    {
+        Key = default!;
+        Value = default!;
+        Input = default!;
+        Output = default!;
+        Context = default!;
+        Completion = null;
+        IoError = null;
+        NextOnKey = null;
+        _ownedKey = null;
+        _ownedValue = null;
+        _ownedInput = null;
+        _onRecordRead = null;
     }
 
     // What a VarBytes key, value or input of this operation points at (pinned arrays, kept alive by these references).
-    private readonly byte[]? _ownedKey;
-    private readonly byte[]? _ownedValue;
-    private readonly byte[]? _ownedInput;
+    private byte[]? _ownedKey;
+    private byte[]? _ownedValue;
+    private byte[]? _ownedInput;
 
-    public PendingKind Kind { get; }
+    // The device read in flight, and whom to tell when it lands; the continuation is made once per object.
+    private System.Runtime.CompilerServices.ConfiguredValueTaskAwaitable.ConfiguredValueTaskAwaiter _read;
+    private Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>>? _onRecordRead;
+    private Action? _readLanded;
+
+    /// <summary>
+    /// Reads <paramref name="length"/> bytes at <paramref name="start"/> into <see cref="Buffer"/>, then (on the thread
+    /// that completes the read: the device's own, so <paramref name="onRecordRead"/> must only hand the operation on)
+    /// sets <see cref="HasRecord"/> and <see cref="IoError"/> and calls <paramref name="onRecordRead"/>. No
+    /// allocation: the continuation is this object's, made once.
+    /// </summary>
+    public void ReadFromDevice(StorageDevice device, long start, int length,
+        Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead)
+    {
+        _onRecordRead = onRecordRead;
+        try
+        {
+#pragma warning disable CA2012 // Consumed exactly once: by GetResult in ReadLanded.
+            _read = device.ReadAsync(start, Buffer!.Memory[..length], completeInline: true, CancellationToken.None)
+                .ConfigureAwait(false).GetAwaiter();
+#pragma warning restore CA2012
+        }
+#pragma warning disable CA1031 // The failure completes the operation with an error status.
+        catch (Exception error)
+#pragma warning restore CA1031
+        {
+            _read = default;
+            RecordRead(error);
+            return;
+        }
+
+        if (_read.IsCompleted)
+        {
+            ReadLanded();
+        }
+        else
+        {
+            _read.UnsafeOnCompleted(_readLanded ??= ReadLanded);
+        }
+    }
+
+    private void ReadLanded()
+    {
+        Exception? failure = null;
+        try
+        {
+            _read.GetResult();
+        }
+#pragma warning disable CA1031 // The failure completes the operation with an error status.
+        catch (Exception error)
+#pragma warning restore CA1031
+        {
+            failure = error;
+        }
+
+        _read = default;
+        RecordRead(failure);
+    }
+
+    /// <summary>The record is in <see cref="Buffer"/> already (a read cache hit): calls
+    /// <paramref name="onRecordRead"/> at once, as a device read would have.</summary>
+    public void RecordAlreadyRead(Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead)
+    {
+        _onRecordRead = onRecordRead;
+        RecordRead(failure: null);
+    }
+
+    private void RecordRead(Exception? failure)
+    {
+        IoError = failure;
+        HasRecord = true;
+        Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead = _onRecordRead!;
+        _onRecordRead = null;
+        onRecordRead(this);
+    }
+
+    public PendingKind Kind { get; private set; }
 
     /// <summary>The key's 64-bit hash: what the session orders its pending operations on one key by.</summary>
-    public long KeyHash { get; }
+    public long KeyHash { get; private set; }
 
-    public TKey Key;
+    public TKey Key = default!;
 
     /// <summary>The value of an upsert; unused by the other kinds.</summary>
-    public TValue Value;
+    public TValue Value = default!;
 
     /// <summary>The expiry an upsert or RMW gives the value it writes (see <see cref="ExpiryTime"/>).</summary>
-    public long Expiry { get; init; }
+    public long Expiry { get; private set; }
 
-    public TInput Input;
+    public TInput Input = default!;
 
-    public TOutput Output;
+    public TOutput Output = default!;
 
-    public TContext Context { get; }
+    public TContext Context { get; private set; } = default!;
 
     /// <summary>The session serial number the operation took when it was issued.</summary>
-    public long SerialNo { get; init; }
+    public long SerialNo { get; private set; }
+
+    /// <summary>The operation whose device read landed before this one's (the session's stack of landed reads).</summary>
+    public PendingOperation<TKey, TValue, TInput, TOutput, TContext>? NextDone { get; set; }
 
     /// <summary>The next pending operation of the same session on the same key, which waits for this one.</summary>
     public PendingOperation<TKey, TValue, TInput, TOutput, TContext>? NextOnKey { get; set; }
@@ -100,11 +206,11 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
 
     /// <summary>Set for operations whose caller waits for a task (an asynchronous method, or a blocking read that
     /// waits inside the call) rather than for <c>CompletePending</c>.</summary>
-    public TaskCompletionSource<(Status Status, TOutput Output)>? Completion { get; set; }
+    public TaskCompletionSource<(Status Status, TOutput Output)>? Completion { get; private set; }
 
     /// <summary>Whether the session's background driver finishes this operation (an asynchronous method's caller
     /// may be awaiting it while it issues others); otherwise the caller's own <c>CompletePending</c> or wait does.</summary>
-    public bool DrivenInBackground { get; init; }
+    public bool DrivenInBackground { get; private set; }
 
     public void Dispose()
     {

@@ -37,8 +37,10 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     // by the operation before them on their key.
     private readonly Queue<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _ready = new();
 
-    // Device reads finish on other threads; they land here and wake whoever drives completions.
-    private readonly ConcurrentQueue<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _readsDone = new();
+    // Device reads finish on other threads; they land here and wake whoever drives completions. A stack linked through
+    // the operations themselves (a queue's segments were allocated as they filled, a few dozen bytes a read); taken
+    // whole and put back in landing order by TakeReadsDone.
+    private PendingOperation<TKey, TValue, TInput, TOutput, TContext>? _readsDone;
     private readonly Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _onReadDone;
 
     // Signalled when a device read lands and when the background driver has finished something.
@@ -63,16 +65,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     {
         _cpr.AddPending(serialNo);
         _cpr.EndOperation();
-        var operation = new PendingOperation<TKey, TValue, TInput, TOutput, TContext>(
-            kind, _engine.KeyHashOf(in key), in key, in value, in input, in output, context)
-        {
-            SerialNo = serialNo,
-            Expiry = expiry,
-            Completion = waiter == Waiter.CompletePending
-                ? null
-                : new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously),
-            DrivenInBackground = waiter == Waiter.Background,
-        };
+        TaskCompletionSource<(Status, TOutput)>? completion = waiter == Waiter.CompletePending
+            ? null
+            : new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously);
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation = completion is null ? RentSpare() : new();
+        operation.Start(kind, _engine.KeyHashOf(in key), in key, in value, in input, in output, context, serialNo, expiry,
+            completion, drivenInBackground: waiter == Waiter.Background);
         Interlocked.Increment(ref _pendingCount);
         if (operation.DrivenInBackground)
         {
@@ -95,9 +93,65 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         return operation;
     }
 
+    // Finished operations that nobody awaited (reported to the completion callback, which is done with them once it
+    // returns), kept with their buffers for the next operations that go pending: a read from the device then allocates
+    // nothing. Awaited ones are not reused: their caller may still look at them.
+    private readonly Stack<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _spare = new();
+
+    /// <summary>At most this many finished operations are kept, each with a buffer of a few sectors (up to about 16
+    /// MiB for a session that keeps as many reads in flight): as many as a busy session has pending at once.</summary>
+    private const int MaxSpare = 4096;
+
+    private PendingOperation<TKey, TValue, TInput, TOutput, TContext> RentSpare()
+    {
+        lock (_spare)
+        {
+            if (_spare.TryPop(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? spare))
+            {
+                return spare;
+            }
+        }
+
+        return new PendingOperation<TKey, TValue, TInput, TOutput, TContext>();
+    }
+
+    private void ReturnSpare(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
+    {
+        operation.Clear();
+        lock (_spare)
+        {
+            if (_spare.Count < MaxSpare)
+            {
+                _spare.Push(operation);
+                return;
+            }
+        }
+
+        operation.Dispose();
+    }
+
+    /// <summary>Frees the buffers of the operations kept for reuse (the session is closing).</summary>
+    private void DisposeSpares()
+    {
+        lock (_spare)
+        {
+            while (_spare.TryPop(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? spare))
+            {
+                spare.Dispose();
+            }
+        }
+    }
+
     private void OnReadDone(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
     {
-        _readsDone.Enqueue(operation);
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext>? top;
+        do
+        {
+            top = Volatile.Read(ref _readsDone);
+            operation.NextDone = top;
+        }
+        while (Interlocked.CompareExchange(ref _readsDone, operation, top) != top);
+
         _progress.Signal();
     }
 
@@ -156,13 +210,32 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             "nothing.", failures);
     }
 
+    /// <summary>Moves the landed reads to <see cref="_ready"/>, oldest first.</summary>
+    private void TakeReadsDone()
+    {
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext>? landed = Interlocked.Exchange(ref _readsDone, null);
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext>? oldest = null;
+        while (landed is not null)
+        {
+            PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = landed.NextDone;
+            landed.NextDone = oldest;
+            oldest = landed;
+            landed = next;
+        }
+
+        while (oldest is not null)
+        {
+            PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = oldest.NextDone;
+            oldest.NextDone = null;
+            _ready.Enqueue(oldest);
+            oldest = next;
+        }
+    }
+
     private bool ContinueReady(out bool waitingForSpace)
     {
         waitingForSpace = false;
-        while (_readsDone.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? done))
-        {
-            _ready.Enqueue(done);
-        }
+        TakeReadsDone();
 
         if (_ready.Count == 0)
         {
@@ -235,7 +308,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private int Finish(
         PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, Exception? thrown)
     {
-        operation.Dispose();
+        if (operation.Completion is not null)
+        {
+            // Not reused (see _spare): its buffer goes now.
+            operation.Dispose();
+        }
+
         _cpr.RemovePending(operation.SerialNo);
         PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = _keyOrder.Remove(operation);
         if (next is not null)
@@ -309,6 +387,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
 
             Interlocked.Decrement(ref _pendingCount);
+            ReturnSpare(operation);
             return error;
         }
 
@@ -334,10 +413,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// </summary>
     private void FailContinuable(Exception error)
     {
-        while (_readsDone.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? done))
-        {
-            _ready.Enqueue(done);
-        }
+        TakeReadsDone();
 
         while (_ready.TryDequeue(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? operation))
         {

@@ -409,6 +409,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         _epoch.ReleaseEntry(_epochEntry);
         _epochEntry = -1;
         UnlockIf(locked);
+        DisposeSpares();
         _store.OnSessionDisposed(_cpr);
     }
 

@@ -9,12 +9,30 @@ internal sealed class AsyncSignal
 {
     private TaskCompletionSource _next = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
+    // 1 once a waiter took the current task: a signal nobody can be waiting for completes nothing and allocates
+    // nothing (a session signals this at every device read that lands).
+    private int _taken;
+
     /// <summary>A task that completes at the next <see cref="Signal"/>.</summary>
-    public Task NextSignal => Volatile.Read(ref _next).Task;
+    public Task NextSignal
+    {
+        get
+        {
+            // Marked before the task is read: a signal that finds no mark ran before this waiter's own check of its
+            // condition, which then sees what was signalled.
+            Interlocked.Exchange(ref _taken, 1);
+            return Volatile.Read(ref _next).Task;
+        }
+    }
 
     /// <summary>Wakes every current waiter.</summary>
     public void Signal()
     {
+        if (Interlocked.Exchange(ref _taken, 0) == 0)
+        {
+            return;
+        }
+
         var fresh = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         Interlocked.Exchange(ref _next, fresh).TrySetResult();
     }
