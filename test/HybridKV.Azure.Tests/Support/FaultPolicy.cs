@@ -93,14 +93,18 @@ public sealed class FaultPolicy(Func<HttpMessage, Fault> rule) : HttpPipelinePol
         private readonly Dictionary<string, string> _headers = new(StringComparer.OrdinalIgnoreCase)
         {
             ["x-ms-error-code"] = errorCode,
-            ["Content-Length"] = "0",
+            ["Content-Type"] = "application/xml",
         };
 
         public override int Status => status;
 
+        // The transport classifies a real response; this one never went through it.
+        public override bool IsError => true;
+
         public override string ReasonPhrase => errorCode;
 
-        public override Stream? ContentStream { get; set; } = new MemoryStream();
+        public override Stream? ContentStream { get; set; } = new MemoryStream(System.Text.Encoding.UTF8.GetBytes(
+            $"<?xml version=\"1.0\" encoding=\"utf-8\"?><Error><Code>{errorCode}</Code><Message>Injected by the test.</Message></Error>"));
 
         public override string ClientRequestId { get; set; } = string.Empty;
 
