@@ -26,8 +26,8 @@ public sealed class AzureCheckpointStoreTests
         Guid damaged = await WriteAsync(catalog, seed: 2, commit: true);
         Guid interrupted = await WriteAsync(catalog, seed: 3, commit: false);
 
-        Assert.Equal([older, damaged], (await store.ListCommittedAsync(CancellationToken.None)).Order());
-        Assert.Equal([older, damaged, interrupted], (await store.ListAllAsync(CancellationToken.None)).Order());
+        Assert.Equal(new[] { older, damaged }.Order(), (await store.ListCommittedAsync(CancellationToken.None)).Order());
+        Assert.Equal(new[] { older, damaged, interrupted }.Order(), (await store.ListAllAsync(CancellationToken.None)).Order());
         Assert.Equal(damaged, (await catalog.FindLatestCompleteAsync()).Manifest?.Token);
 
         // Same length, other bytes: only the checksum can tell.
@@ -47,7 +47,7 @@ public sealed class AzureCheckpointStoreTests
         }
 
         IReadOnlyList<Guid> deleted = await catalog.ApplyRetentionAsync(keep: 1, deleteUncommitted: true);
-        Assert.Equal([older, interrupted], deleted.Order());
+        Assert.Equal(new[] { older, interrupted }.Order(), deleted.Order());
         Assert.Equal([damaged], await store.ListAllAsync(CancellationToken.None));
         Assert.DoesNotContain(azurite.Container(container).GetBlobs(BlobTraits.None, BlobStates.None, $"checkpoints/{older:N}/", CancellationToken.None), _ => true);
         await Assert.ThrowsAsync<FileNotFoundException>(() => store.ReadManifestAsync(older, CancellationToken.None));
