@@ -53,9 +53,6 @@ internal sealed class BlobLease : IAsyncDisposable
     /// <summary>Whether the lease was lost.</summary>
     public bool IsLost => Volatile.Read(ref _lost) is not null;
 
-    /// <summary>Called once when the lease is lost.</summary>
-    public event Action<BlobLeaseLostException>? Lost;
-
     /// <summary>
     /// Creates the lease blob if needed and acquires its lease, waiting up to <paramref name="acquireTimeout"/> for a
     /// lease held by another writer to be released or to expire.
@@ -121,7 +118,7 @@ internal sealed class BlobLease : IAsyncDisposable
 
         AzureLog.LeaseLost(_logger, _container, BlobName, reason);
         _stop.Cancel();
-        Lost?.Invoke(lost);
+
         return lost;
     }
 
@@ -151,7 +148,8 @@ internal sealed class BlobLease : IAsyncDisposable
             }
         }
 
-        _stop.Dispose();
+        // _stop is not disposed: a write refused after disposal may still mark the lease lost and cancel it, and a
+        // source without a timer holds nothing to release.
     }
 
     private async Task AcquireAsync(TimeSpan acquireTimeout, AzureRetryOptions retry, CancellationToken cancellationToken)
