@@ -125,7 +125,7 @@ internal static class Program
 
     private static long KeyOf(int session, long serialNo) => (session * 1000L) + (serialNo % Keys);
 
-    private static void RunSession(Counts.Store store, Journal journal, int s)
+    internal static void RunSession(Counts.Store store, Journal journal, int s)
     {
         using var session = store.ContinueSession(SessionId(s), out _);
         session.Committed += JournalCommits(journal, s);
@@ -144,7 +144,7 @@ internal static class Program
     /// Every key must hold the sum of the operations that survived: for each recovery in turn, the session's serial
     /// numbers after the previous recovered commit point up to this one, minus the excluded ones.
     /// </summary>
-    private static async Task<string?> VerifyAsync(
+    internal static async Task<string?> VerifyAsync(
         Counts.Store store, Journal journal, CommitPoint[] recovered)
     {
         for (int s = 0; s < Sessions; s++)

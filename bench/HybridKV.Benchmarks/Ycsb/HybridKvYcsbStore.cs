@@ -47,7 +47,7 @@ public static class HybridKvYcsbStore
         where TValues : IYcsbValueBuilder<TValue>
     {
         private readonly HybridKVStore<long, TValue, long, long, Empty, TFunctions> _store;
-        private readonly LocalFileDevice? _device;
+        private readonly StorageDevice? _device;
         private readonly int _valueBytes;
         private long _checkpointsCommitted;
         private bool _watchingCommits; // workers are created on the runner's thread
@@ -71,14 +71,25 @@ public static class HybridKvYcsbStore
                     Directory.Delete(options.Directory, recursive: true);
                 }
 
-                _device = new LocalFileDevice(new LocalFileDeviceOptions
+                if (options.Device == "azure")
                 {
-                    Directory = Path.Combine(options.Directory, "log"),
-                    SegmentSize = options.SegmentBytes,
-                });
-                _logDirectory = Path.Combine(options.Directory, "log");
-                // Samples what the log's files hold (a flush or a truncation can change it at any moment).
-                _diskSampler = new Timer(_ => SampleDisk(), null, TimeSpan.Zero, TimeSpan.FromMilliseconds(100));
+                    string connection = Environment.GetEnvironmentVariable("HYBRIDKV_AZURE_CONNECTION") ??
+                        throw new InvalidOperationException("--device azure needs HYBRIDKV_AZURE_CONNECTION.");
+                    _device = HybridKV.Azure.AzurePageBlobDevice.OpenAsync(connection, options.AzureContainer,
+                        new HybridKV.Azure.AzurePageBlobDeviceOptions { SegmentSize = options.SegmentBytes })
+                        .GetAwaiter().GetResult();
+                }
+                else
+                {
+                    _device = new LocalFileDevice(new LocalFileDeviceOptions
+                    {
+                        Directory = Path.Combine(options.Directory, "log"),
+                        SegmentSize = options.SegmentBytes,
+                    });
+                    _logDirectory = Path.Combine(options.Directory, "log");
+                    // Samples what the log's files hold (a flush or a truncation can change it at any moment).
+                    _diskSampler = new Timer(_ => SampleDisk(), null, TimeSpan.Zero, TimeSpan.FromMilliseconds(100));
+                }
             }
 
             // In memory, the log gets twice the data, so that the loaded records stay in the mutable region and

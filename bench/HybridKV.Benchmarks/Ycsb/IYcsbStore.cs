@@ -70,6 +70,14 @@ public sealed record YcsbStoreOptions(
     /// <summary>The read cache of HybridKV and FASTER, in MiB (a power of two), or null for none.</summary>
     public long? ReadCacheMb { get; init; }
 
+    /// <summary>Where HybridKV's log device is: "file" (a direct-I/O file device under <see cref="Directory"/>) or
+    /// "azure" (page blobs in the container named by <see cref="AzureContainer"/>, reached through the connection
+    /// string in the environment variable HYBRIDKV_AZURE_CONNECTION).</summary>
+    public string Device { get; init; } = "file";
+
+    /// <summary>The blob container of the "azure" device (a new one per store: the runner names it).</summary>
+    public string AzureContainer { get; init; } = "hybridkv-ycsb";
+
     /// <summary>
     /// The memory budget the peers get: <see cref="MemoryMb"/>, else the runner's in-memory sizing of HybridKV's log
     /// (twice its fixed-size records, at least 64 MiB, rounded up to a power of two).

@@ -36,6 +36,10 @@ public sealed record YcsbOptions(
     /// </summary>
     public bool PeerPageCache { get; init; } = true;
 
+    /// <summary>HybridKV's log device: file (default) or azure (page blobs; the connection string in the environment
+    /// variable HYBRIDKV_AZURE_CONNECTION, for instance Azurite's).</summary>
+    public string Device { get; init; } = "file";
+
     public const long SmallKeys = 2_500_000;
     public const long MediumKeys = 32_000_000;
 
@@ -74,6 +78,8 @@ public sealed record YcsbOptions(
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
           --read-batch N          HybridKV reads up to N consecutive reads as one batch, overlapping their cache
                                   misses (Session.Read of a span of keys; default 1: one read at a time)
+          --device file|azure     HybridKV's log device: file (default), or azure: page blobs in a new container, through
+                                  the connection string in HYBRIDKV_AZURE_CONNECTION (Azurite's, for a local measure)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
           --out DIR               CSV, JSON and PNG charts (default BenchmarkDotNet.Artifacts/ycsb)
         """;
@@ -98,7 +104,7 @@ public sealed record YcsbOptions(
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--dir", "--out",
-            "--scenario", "--peer-page-cache", "--read-cache-mb",
+            "--scenario", "--peer-page-cache", "--read-cache-mb", "--device",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -187,6 +193,12 @@ public sealed record YcsbOptions(
                 null or "on" => true,
                 "off" => false,
                 string value => throw new ArgumentException($"--peer-page-cache '{value}' must be on or off.", nameof(args)),
+            },
+            Device = Text("--device") switch
+            {
+                null or "file" => "file",
+                "azure" => "azure",
+                string value => throw new ArgumentException($"--device '{value}' must be file or azure.", nameof(args)),
             },
         };
     }

@@ -122,6 +122,8 @@ public static class YcsbRunner
             LogCompactionRatio = compaction is false ? 0 : null,
             ReadBatch = options.ReadBatch,
             ReadCacheMb = options.ReadCacheMb,
+            Device = options.Device,
+            AzureContainer = $"ycsb-{Guid.NewGuid():N}",
             // Disk follows the live data by whole segments: a sixteenth of the live data, from one page to 1 GiB.
             SegmentBytes = compaction is null ? 1L << 30
                 : Math.Clamp((long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)(liveBytes / 16)), 1L << 22, 1L << 30),

@@ -33,7 +33,13 @@ internal sealed class CrashHelperProcess : IDisposable
         }
     }
 
-    public static CrashHelperProcess Start(params string[] arguments)
+    public static CrashHelperProcess Start(params string[] arguments) =>
+        StartHelper("HybridKV.CrashHelper.dll", new Dictionary<string, string>(), arguments);
+
+    /// <summary>Starts another helper built beside the tests (the Azure one), with extra environment variables (for
+    /// what must not be on a command line, such as a connection string).</summary>
+    public static CrashHelperProcess StartHelper(
+        string assembly, IReadOnlyDictionary<string, string> environment, params string[] arguments)
     {
         var start = new ProcessStartInfo("dotnet")
         {
@@ -41,7 +47,12 @@ internal sealed class CrashHelperProcess : IDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "HybridKV.CrashHelper.dll"));
+        foreach ((string name, string value) in environment)
+        {
+            start.Environment[name] = value;
+        }
+
+        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, assembly));
         foreach (string argument in arguments)
         {
             start.ArgumentList.Add(argument);
