@@ -59,7 +59,7 @@ internal sealed class CommitScheduler : IDisposable
     /// <summary>Why the last checkpoint failed, or null if it succeeded (or none ran).</summary>
     public Exception? LastFailure => Volatile.Read(ref _lastFailure);
 
-    /// <summary>The number of checkpoints taken since start.</summary>
+    /// <summary>The number of checkpoints started since start (counted as they start, so that a waiter woken by one sees it).</summary>
     public long CheckpointCount => Interlocked.Read(ref _checkpointCount);
 
     private long _checkpointCount;
@@ -209,6 +209,7 @@ internal sealed class CommitScheduler : IDisposable
         CheckpointKind kind = full ? CheckpointKind.Full : CheckpointKind.LogOnly;
         long tailBefore = _store.TailAddress;
         long started = _time.GetTimestamp();
+        Interlocked.Increment(ref _checkpointCount);
         try
         {
             await _store.TakeCheckpointAsync(kind, _options.CheckpointMode, CancellationToken.None).ConfigureAwait(false);
@@ -234,7 +235,6 @@ internal sealed class CommitScheduler : IDisposable
 
         Interlocked.Exchange(ref _lastCommitUtcTicks, (_time.GetUtcNow() - took).UtcTicks);
         Volatile.Write(ref _lastFailure, null);
-        Interlocked.Increment(ref _checkpointCount);
         long bytes = Math.Max(0, _store.TailAddress - tailBefore) + (full ? _store.IndexBucketCount * 64 : 0);
         _metrics.CheckpointTaken(reason, kind, took, bytes);
         HostingLog.CheckpointTaken(_logger, reason, kind, took.TotalMilliseconds);

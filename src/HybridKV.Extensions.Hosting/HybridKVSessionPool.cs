@@ -190,6 +190,12 @@ public sealed class HybridKVSessionPool<TStore, TSession> : ILeaseOwner<TSession
     {
         await _opened.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
         ThrowIfClosed();
+        if (!_store!.HasUncommittedOperations)
+        {
+            // Every operation any session issued is durable already.
+            return;
+        }
+
         await _commits!.RequestAsync().WaitAsync(cancellationToken).ConfigureAwait(false);
     }
 

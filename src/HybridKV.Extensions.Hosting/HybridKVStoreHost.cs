@@ -14,7 +14,8 @@ namespace HybridKV.Extensions.Hosting;
 /// </summary>
 /// <typeparam name="TStore">The store type.</typeparam>
 /// <typeparam name="TSession">The store's session type.</typeparam>
-internal sealed class HybridKVStoreHost<TStore, TSession> : IHostedLifecycleService, IHostedStoreState, IAsyncDisposable
+internal sealed class HybridKVStoreHost<TStore, TSession> :
+    IHostedLifecycleService, IHostedStoreState, IAsyncDisposable, IDisposable
     where TStore : class, IHybridKVStore<TStore, TSession>
     where TSession : class, IHybridKVSession
 {
@@ -197,13 +198,18 @@ internal sealed class HybridKVStoreHost<TStore, TSession> : IHostedLifecycleServ
     /// <summary>A host disposed without being stopped (say, it failed to start) still releases the store's files.</summary>
     public ValueTask DisposeAsync()
     {
+        Dispose();
+        return ValueTask.CompletedTask;
+    }
+
+    /// <inheritdoc cref="DisposeAsync"/>
+    public void Dispose()
+    {
         if (Interlocked.Exchange(ref _stopped, 1) == 0)
         {
             _pool.Close();
             _commits?.Abandon();
             Volatile.Read(ref _store)?.Dispose();
         }
-
-        return ValueTask.CompletedTask;
     }
 }

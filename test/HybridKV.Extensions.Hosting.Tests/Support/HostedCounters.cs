@@ -60,16 +60,14 @@ public sealed class HostedCounters : IAsyncDisposable
         }
 
         servicesBefore?.Invoke(builder.Services);
-        builder.Services.AddHybridKV<Counters.Store, Counters.Session>(configure: options =>
+
+        // Before the configuration binding that AddHybridKV adds, so that configuration overrides these.
+        builder.Services.Configure<HybridKVOptions>(HybridKVStoreHost<Counters.Store, Counters.Session>.OptionsName, options =>
         {
             Small(options);
-            if (directory is not null)
-            {
-                options.Directory = directory;
-            }
-
-            configure?.Invoke(options);
+            options.Directory = directory;
         });
+        builder.Services.AddHybridKV<Counters.Store, Counters.Session>(configure: configure);
         builder.Services.AddHealthChecks().AddHybridKV<Counters.Store, Counters.Session>();
         return new HostedCounters(builder.Build(), logs);
     }
@@ -94,7 +92,12 @@ public sealed class HostedCounters : IAsyncDisposable
 
     public async ValueTask DisposeAsync()
     {
-        await Host.StopAsync();
-        Host.Dispose();
+        // A host whose start failed is not stopped (the generic host refuses), only disposed.
+        if (Host.Services.GetRequiredService<IHostApplicationLifetime>().ApplicationStarted.IsCancellationRequested)
+        {
+            await Host.StopAsync();
+        }
+
+        await ((IAsyncDisposable)Host).DisposeAsync();
     }
 }
