@@ -29,6 +29,32 @@ public sealed class DurabilityTests : IDisposable
     }
 
     [Fact]
+    public async Task A_lease_commits_what_its_session_did_and_hands_the_session_back_only_once()
+    {
+        string directory = _directory.NewSubdirectory();
+        await using HostedCounters hosted = await HostedCounters.StartAsync(directory);
+        SessionLease<Counters.Session> lease = await hosted.Pool.RentAsync();
+        await using (lease)
+        {
+            Counters.Session session = lease.Session;
+            session.RMW(9, 4);
+            await session.RMWAsync(9, 5);
+            await lease.CommitAsync();
+            Assert.Equal(session.LastSerialNo, session.DurableCommitPoint.UntilSerialNo);
+            Assert.Equal(1, hosted.Pool.RentedCount);
+        }
+
+        Assert.Equal(0, hosted.Pool.RentedCount);
+        await lease.DisposeAsync();
+        Assert.Equal(0, hosted.Pool.RentedCount);
+        Assert.Throws<ObjectDisposedException>(() => lease.Session);
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => lease.CommitAsync());
+
+        await using HostedCounters recovered = await HostedCounters.StartAsync(_directory.CopyOf(directory));
+        Assert.Equal(9, await recovered.ReadAsync(9));
+    }
+
+    [Fact]
     public async Task A_write_not_asked_to_be_durable_is_not_committed_by_itself()
     {
         string directory = _directory.NewSubdirectory();
