@@ -37,14 +37,31 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
         ILoggerFactory loggerFactory,
         IMeterFactory meterFactory,
         TimeProvider? time = null)
+        : this(options.Get(OptionsName), StoreTypeName, pool, loggerFactory, meterFactory, time ?? TimeProvider.System)
     {
-        _options = options.Get(OptionsName);
+    }
+
+    /// <summary>A store hosted by something other than the generic host (Orleans grain storage), under a name of its own.</summary>
+    /// <param name="options">The store's options, validated by the caller.</param>
+    /// <param name="name">What logs and meters call the store.</param>
+    /// <param name="pool">The pool to open once the store is recovered.</param>
+    /// <param name="loggerFactory">Where the store and the host log.</param>
+    /// <param name="meterFactory">Where the meters are created.</param>
+    /// <param name="time">The clock of checkpoint intervals and commit lag.</param>
+    internal HybridKVStoreHost(HybridKVOptions options, string name, HybridKVSessionPool<TStore, TSession> pool,
+        ILoggerFactory loggerFactory, IMeterFactory meterFactory, TimeProvider time)
+    {
+        _options = options;
+        _name = name;
         _pool = pool;
         _loggerFactory = loggerFactory;
         _logger = loggerFactory.CreateLogger("HybridKV.Hosting");
-        _time = time ?? TimeProvider.System;
-        _metrics = new HostingMetrics(meterFactory, StoreTypeName, this);
+        _time = time;
+        _metrics = new HostingMetrics(meterFactory, name, this);
     }
+
+    // What logs and meters call the store: its type, or the name its host gave it.
+    private readonly string _name;
 
     /// <summary>The name of the options of this store type (one store per type per host).</summary>
     public static string OptionsName => StoreTypeName;
@@ -94,7 +111,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     public async Task StartingAsync(CancellationToken cancellationToken)
     {
         string directory = _options.Directory!;
-        HostingLog.Opening(_logger, StoreTypeName, directory);
+        HostingLog.Opening(_logger, _name, directory);
         var clock = Stopwatch.StartNew();
         TStore? store = null;
         try
@@ -113,18 +130,18 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
             commits.Start(recovered: recovery is not null);
             if (recovery is not null)
             {
-                HostingLog.Recovered(_logger, StoreTypeName, recovery.Token, recovery.Version,
+                HostingLog.Recovered(_logger, _name, recovery.Token, recovery.Version,
                     clock.Elapsed.TotalMilliseconds, _options.SessionPoolSize);
             }
             else
             {
-                HostingLog.StartedEmpty(_logger, StoreTypeName, _options.SessionPoolSize);
+                HostingLog.StartedEmpty(_logger, _name, _options.SessionPoolSize);
             }
         }
         catch (Exception error)
         {
             OpenError = error;
-            HostingLog.OpenFailed(_logger, StoreTypeName, directory, error);
+            HostingLog.OpenFailed(_logger, _name, directory, error);
             _pool.Fail(error);
             store?.Dispose();
             throw;
@@ -165,7 +182,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
         {
             if (!await _pool.DrainAsync(cancellationToken).ConfigureAwait(false))
             {
-                HostingLog.DrainTimedOut(_logger, StoreTypeName, _pool.RentedCount);
+                HostingLog.DrainTimedOut(_logger, _name, _pool.RentedCount);
             }
 
             committed = await _commits!.StopAsync(cancellationToken).ConfigureAwait(false);
@@ -184,11 +201,11 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
 
         if (committed)
         {
-            HostingLog.Stopped(_logger, StoreTypeName, clock.Elapsed.TotalMilliseconds);
+            HostingLog.Stopped(_logger, _name, clock.Elapsed.TotalMilliseconds);
         }
         else
         {
-            HostingLog.StoppedUncommitted(_logger, StoreTypeName, failure);
+            HostingLog.StoppedUncommitted(_logger, _name, failure);
         }
     }
 

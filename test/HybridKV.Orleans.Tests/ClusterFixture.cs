@@ -1,0 +1,48 @@
+using Microsoft.Extensions.Configuration;
+using Orleans.Hosting;
+using Orleans.TestingHost;
+
+namespace HybridKV.Orleans.Tests;
+
+/// <summary>In-process test clusters whose silos keep grain state in HybridKV under one root directory.</summary>
+public static class Clusters
+{
+    public const string RootKey = "HybridKVTests:Root";
+    public const string SharedDirectoryKey = "HybridKVTests:SharedDirectory";
+
+    /// <summary>Deploys a cluster of <paramref name="silos"/> silos, each with its store in <c>{root}/{SiloName}</c>
+    /// (or all in one directory, to be refused).</summary>
+    public static async Task<TestCluster> DeployAsync(string root, int silos, bool shareOneDirectory = false)
+    {
+        var builder = new TestClusterBuilder((short)silos);
+        builder.Options.ClusterId = "hybridkv-" + Guid.NewGuid().ToString("N")[..8];
+        builder.ConfigureHostConfiguration(configuration => configuration.AddInMemoryCollection(
+            new Dictionary<string, string?>
+            {
+                [RootKey] = root,
+                [SharedDirectoryKey] = shareOneDirectory ? "true" : "false",
+            }));
+        builder.AddSiloBuilderConfigurator<SiloConfigurator>();
+        TestCluster cluster = builder.Build();
+        await cluster.DeployAsync();
+        return cluster;
+    }
+
+    private sealed class SiloConfigurator : ISiloConfigurator
+    {
+        public void Configure(ISiloBuilder siloBuilder)
+        {
+            string root = siloBuilder.Configuration[RootKey]!;
+            bool shared = siloBuilder.Configuration[SharedDirectoryKey] == "true";
+            siloBuilder.AddHybridKVGrainStorage(CounterGrain.StorageName, options =>
+            {
+                options.Directory = shared ? Path.Combine(root, "shared") : Path.Combine(root, "{SiloName}");
+                options.IndexBuckets = 1 << 10;
+                options.PageSizeBits = 16;
+                options.MemorySizeBytes = 1 << 20;
+                options.SessionPoolSize = 4;
+                options.CheckpointInterval = TimeSpan.FromHours(1);
+            });
+        }
+    }
+}
