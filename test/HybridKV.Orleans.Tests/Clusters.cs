@@ -1,4 +1,6 @@
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
 using Orleans.Hosting;
 using Orleans.TestingHost;
 
@@ -24,7 +26,17 @@ public static class Clusters
             }));
         builder.AddSiloBuilderConfigurator<SiloConfigurator>();
         TestCluster cluster = builder.Build();
-        await cluster.DeployAsync();
+        try
+        {
+            await cluster.DeployAsync();
+        }
+        catch
+        {
+            // The silos that did start are stopped, so that their stores and directories are released.
+            await cluster.DisposeAsync();
+            throw;
+        }
+
         return cluster;
     }
 
@@ -34,6 +46,9 @@ public static class Clusters
         {
             string root = siloBuilder.Configuration[RootKey]!;
             bool shared = siloBuilder.Configuration[SharedDirectoryKey] == "true";
+
+            // A silo that fails to start is stopped; without a short timeout its stop waits half a minute.
+            siloBuilder.Services.Configure<HostOptions>(options => options.ShutdownTimeout = TimeSpan.FromSeconds(2));
             siloBuilder.AddHybridKVGrainStorage(CounterGrain.StorageName, options =>
             {
                 options.Directory = shared ? Path.Combine(root, "shared") : Path.Combine(root, "{SiloName}");
