@@ -20,7 +20,9 @@ public sealed class HybridKVGrainStorageOptions : IStorageProviderSerializerOpti
     /// <summary>
     /// The directory of this silo's store; required. Each silo needs its own: a second silo (or process) on the same
     /// directory is refused at start with <see cref="Devices.DirectoryInUseException"/>. May contain
-    /// <see cref="SiloNamePlaceholder"/>, so that one setting serves every silo: <c>data/{SiloName}</c>.
+    /// <see cref="SiloNamePlaceholder"/>, so that one setting serves every silo: <c>data/{SiloName}</c>. Only with a
+    /// silo name that stays the same across restarts (<c>SiloOptions.SiloName</c>, which Orleans otherwise generates
+    /// anew for every run): a new name is a new, empty directory.
     /// </summary>
     public string? Directory { get; set; }
 
