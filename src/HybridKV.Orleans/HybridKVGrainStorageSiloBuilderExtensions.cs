@@ -57,6 +57,59 @@ public static class HybridKVGrainStorageSiloBuilderExtensions
         return services;
     }
 
+    /// <summary>
+    /// Places grains marked <see cref="HybridKVPlacementAttribute"/> on the silo whose store holds their state: a grain
+    /// goes to the same silo (by name) every time, and is not activated while that silo is down. Needed when a cluster
+    /// of several silos keeps grain state in HybridKV, since each silo's store holds only its own grains' state.
+    /// </summary>
+    /// <param name="builder">The silo builder.</param>
+    /// <param name="siloNames">Every silo name of the cluster (set with <c>SiloOptions.SiloName</c>, the same on every
+    /// silo); this silo's own name must be one of them.</param>
+    /// <returns><paramref name="builder"/>.</returns>
+    /// <exception cref="ArgumentException">No silo name, or a blank or repeated one.</exception>
+    public static ISiloBuilder AddHybridKVPlacement(this ISiloBuilder builder, params string[] siloNames)
+    {
+        ArgumentNullException.ThrowIfNull(builder);
+        ArgumentNullException.ThrowIfNull(siloNames);
+        if (siloNames.Length == 0 || siloNames.Any(string.IsNullOrWhiteSpace) ||
+            siloNames.Distinct(StringComparer.Ordinal).Count() != siloNames.Length)
+        {
+            throw new ArgumentException(
+                $"Name every silo of the cluster once, none blank; found [{string.Join(", ", siloNames)}].",
+                nameof(siloNames));
+        }
+
+        builder.Services.Configure<HybridKVPlacementOptions>(options =>
+        {
+            options.SiloNames.Clear();
+            foreach (string name in siloNames)
+            {
+                options.SiloNames.Add(name);
+            }
+        });
+        builder.Services.AddSingleton<IConfigurationValidator, PlacementValidator>();
+        builder.Services.AddPlacementDirector<HybridKVPlacement, HybridKVPlacementDirector>();
+        return builder;
+    }
+
+    /// <summary>Refuses to start a silo whose name is not in the placement's list: no grain would ever be placed on it,
+    /// and its name is probably not the stable one the list expects.</summary>
+    private sealed class PlacementValidator(IOptions<HybridKVPlacementOptions> placement, IOptions<SiloOptions> silo)
+        : IConfigurationValidator
+    {
+        public void ValidateConfiguration()
+        {
+            string name = silo.Value.SiloName;
+            if (!placement.Value.SiloNames.Contains(name))
+            {
+                throw new Runtime.OrleansConfigurationException(
+                    $"This silo is named '{name}', which is not in HybridKVPlacementOptions.SiloNames " +
+                    $"([{string.Join(", ", placement.Value.SiloNames)}]): set SiloOptions.SiloName to a stable name " +
+                    "from that list, so that grains find their state on this silo again after a restart.");
+            }
+        }
+    }
+
     private static HybridKVGrainStorage Create(IServiceProvider services, string name)
     {
         HybridKVGrainStorageOptions options = services.GetRequiredService<IOptionsMonitor<HybridKVGrainStorageOptions>>().Get(name);

@@ -11,10 +11,12 @@ public static class Clusters
 {
     public const string RootKey = "HybridKVTests:Root";
     public const string SharedDirectoryKey = "HybridKVTests:SharedDirectory";
+    public const string PlacementKey = "HybridKVTests:Placement";
 
     /// <summary>Deploys a cluster of <paramref name="silos"/> silos, each with its store in <c>{root}/{SiloName}</c>
     /// (or all in one directory, to be refused).</summary>
-    public static async Task<TestCluster> DeployAsync(string root, int silos, bool shareOneDirectory = false)
+    public static async Task<TestCluster> DeployAsync(string root, int silos, bool shareOneDirectory = false,
+        bool placement = false, string? placementNames = null)
     {
         var builder = new TestClusterBuilder((short)silos);
         builder.Options.ClusterId = "hybridkv-" + Guid.NewGuid().ToString("N")[..8];
@@ -23,6 +25,8 @@ public static class Clusters
             {
                 [RootKey] = root,
                 [SharedDirectoryKey] = shareOneDirectory ? "true" : "false",
+                [PlacementKey] = placementNames ??
+                    (placement ? string.Join(",", Enumerable.Range(0, silos).Select(SiloName)) : ""),
             }));
         builder.AddSiloBuilderConfigurator<SiloConfigurator>();
         TestCluster cluster = builder.Build();
@@ -40,6 +44,9 @@ public static class Clusters
         return cluster;
     }
 
+    /// <summary>The names TestCluster gives its silos (the same after a silo restarts).</summary>
+    private static string SiloName(int index) => index == 0 ? "Primary" : $"Secondary_{index}";
+
     private sealed class SiloConfigurator : ISiloConfigurator
     {
         public void Configure(ISiloBuilder siloBuilder)
@@ -49,6 +56,11 @@ public static class Clusters
 
             // A silo that fails to start is stopped; without a short timeout its stop waits half a minute.
             siloBuilder.Services.Configure<HostOptions>(options => options.ShutdownTimeout = TimeSpan.FromSeconds(2));
+            if (siloBuilder.Configuration[PlacementKey] is { Length: > 0 } names)
+            {
+                siloBuilder.AddHybridKVPlacement(names.Split(','));
+            }
+
             siloBuilder.AddHybridKVGrainStorage(CounterGrain.StorageName, options =>
             {
                 options.Directory = shared ? Path.Combine(root, "shared") : Path.Combine(root, "{SiloName}");

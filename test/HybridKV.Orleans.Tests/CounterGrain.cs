@@ -57,3 +57,35 @@ public sealed class CounterGrain(
 
     public Task<string> GetSiloAsync() => Task.FromResult(silo.Name);
 }
+
+/// <summary>The same counter, always placed on the silo holding its state.</summary>
+public interface IPinnedCounterGrain : ICounterGrain
+{
+}
+
+[HybridKVPlacement]
+public sealed class PinnedCounterGrain(
+    [PersistentState("counter", CounterGrain.StorageName)] IPersistentState<CounterState> state,
+    ILocalSiloDetails silo) : Grain, IPinnedCounterGrain
+{
+    public async Task<long> AddAsync(long amount)
+    {
+        state.State.Count += amount;
+        await state.WriteStateAsync();
+        return state.State.Count;
+    }
+
+    public Task<long> GetAsync() => Task.FromResult(state.State.Count);
+
+    public Task<string?> GetETagAsync() => Task.FromResult(state.Etag);
+
+    public Task ClearAsync() => state.ClearStateAsync();
+
+    public Task DeactivateAsync()
+    {
+        DeactivateOnIdle();
+        return Task.CompletedTask;
+    }
+
+    public Task<string> GetSiloAsync() => Task.FromResult(silo.Name);
+}
