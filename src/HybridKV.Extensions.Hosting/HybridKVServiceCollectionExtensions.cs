@@ -51,7 +51,7 @@ public static class HybridKVServiceCollectionExtensions
         }
 
         options.ValidateOnStart();
-        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<HybridKVOptions>, HybridKVOptionsValidator>());
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<HybridKVOptions>>(new HybridKVOptionsValidator()));
         services.AddMetrics();
         services.AddSingleton(_ => new HybridKVSessionPool<TStore, TSession>());
         services.AddSingleton<HybridKVStoreHost<TStore, TSession>>();

@@ -115,7 +115,7 @@ public static class HybridKVGrainStorageSiloBuilderExtensions
         HybridKVGrainStorageOptions options = services.GetRequiredService<IOptionsMonitor<HybridKVGrainStorageOptions>>().Get(name);
         string siloName = services.GetRequiredService<IOptions<SiloOptions>>().Value.SiloName;
         HybridKVOptions storeOptions = options.ToHostingOptions(siloName);
-        ValidateOptionsResult validation = new HybridKVOptionsValidator().Validate(name, storeOptions);
+        ValidateOptionsResult validation = new HybridKVOptionsValidator(nameof(HybridKVGrainStorageOptions)).Validate(name, storeOptions);
         if (validation.Failed)
         {
             throw new Runtime.OrleansConfigurationException(
