@@ -5,6 +5,8 @@ using HybridKV.Benchmarks.LargerThanMemory;
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- larger-than-memory      (throughput on a file device)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- checkpoints             (throughput around checkpoints)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- ycsb --help             (YCSB with baselines)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- durable-writes [--concurrency 64] [--seconds 10]
+//                                                             (acknowledged durable writes through the hosting package)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- device-probe [--depths 1,16,64] [--dir D]
 //                                                             (raw random reads vs HybridKV's reads from storage)
 if (args.Length > 0 && args[0] == "ycsb")
@@ -20,6 +22,11 @@ if (args.Length > 0 && args[0] == "device-probe")
 if (args.Length > 0 && args[0] == "larger-than-memory")
 {
     return LargerThanMemoryRunner.Run(args[1..]);
+}
+
+if (args.Length > 0 && args[0] == "durable-writes")
+{
+    return HybridKV.Benchmarks.Hosting.DurableWritesRunner.Run(args[1..]);
 }
 
 if (args.Length > 0 && args[0] == "checkpoints")

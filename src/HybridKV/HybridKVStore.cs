@@ -30,7 +30,9 @@ namespace HybridKV;
 /// <typeparam name="TOutput">What reads produce.</typeparam>
 /// <typeparam name="TContext">User state handed back to completion callbacks.</typeparam>
 /// <typeparam name="TFunctions">The callbacks, as a struct.</typeparam>
-public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
+public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions> :
+    IHybridKVStore<HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions>,
+        Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>>
     where TKey : unmanaged
     where TValue : unmanaged
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
@@ -149,6 +151,11 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     }
 
     private const int LocalFileDeviceDefaultSector = 4096;
+
+    /// <inheritdoc/>
+    static HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions>
+        IHybridKVStore<HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunctions>,
+            Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>>.Create(StoreSettings settings) => new(settings);
 
     /// <summary>The settings the store was created with.</summary>
     public StoreSettings Settings { get; }
@@ -324,6 +331,19 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
 
     /// <summary>The number of sessions currently open.</summary>
     public int OpenSessionCount => _sessions.OpenCount;
+
+    /// <summary>
+    /// Whether some session (open, or disposed since the last commit) has issued an operation that no durable
+    /// checkpoint holds yet: whether a checkpoint taken now would make anything more durable. Reads and failed
+    /// operations count, since they take serial numbers. Cheap enough to poll (a lock and a pass over the sessions).
+    /// </summary>
+    public bool HasUncommittedOperations => _sessions.AnyUncommitted();
+
+    /// <summary>
+    /// Why writing the log to its device failed, or <see langword="null"/> while it has not: once set, operations that
+    /// need a new page frame fail until the store is reopened (data already written is intact).
+    /// </summary>
+    public Exception? DeviceError => _engine.Log.FlushError;
 
     /// <summary>Log compaction, with a device (for tests and metrics).</summary>
     internal Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>? LogCompaction => _logCompaction;

@@ -26,7 +26,7 @@ internal static class SessionClassEmitter
                 "by serial number.")
             .Line("/// Use it from one caller at a time (across awaits is fine); dispose it when done.")
             .Line("/// </summary>")
-            .Open($"{model.Accessibility} sealed class {model.SessionTypeName} : global::System.IDisposable")
+            .Open($"{model.Accessibility} sealed class {model.SessionTypeName} : global::HybridKV.IHybridKVSession")
             .Line($"private readonly {StoreEmitter.EngineSession(model)} _session;")
             .Line()
             .Line($"internal {model.SessionTypeName}({StoreEmitter.EngineSession(model)} session) => _session = session;")

@@ -25,7 +25,7 @@ namespace HybridKV.Sessions;
 /// sessions take effect in the order they complete. A CPR commit point that excludes a pending operation also
 /// excludes every later operation of this session on its key.</para>
 /// </remarks>
-public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
+public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IHybridKVSession
     where TKey : unmanaged
     where TValue : unmanaged
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>

@@ -35,6 +35,26 @@ internal sealed class SessionRegistry
         }
     }
 
+    /// <summary>
+    /// Whether some session, open or closed but not yet recorded, issued an operation that no durable commit holds:
+    /// what a checkpoint taken now would make durable.
+    /// </summary>
+    public bool AnyUncommitted()
+    {
+        lock (_lock)
+        {
+            foreach (SessionCprState state in _live.Values)
+            {
+                if (!state.AllDurable())
+                {
+                    return true;
+                }
+            }
+
+            return false;
+        }
+    }
+
     /// <summary>Registers a new session running as <paramref name="version"/>, continuing from its recovered commit
     /// point if <paramref name="continueRecovered"/>.</summary>
     /// <exception cref="ArgumentException">A session with this id is open.</exception>
