@@ -32,7 +32,18 @@ public sealed class PackageTests
             Assert.Contains("lib/net10.0/HybridKV.dll", entries);
             Assert.DoesNotContain(entries, entry => entry.StartsWith("lib/", StringComparison.Ordinal) &&
                 entry.EndsWith("HybridKV.Generator.dll", StringComparison.Ordinal));
+            Assert.Contains("README.md", entries);
+
+            // What nuget.org shows: the readme, the license, where the sources are kept.
+            using var nuspec = new StreamReader(archive.GetEntry("HybridKV.nuspec")!.Open());
+            string manifest = nuspec.ReadToEnd();
+            Assert.Contains("<readme>README.md</readme>", manifest, StringComparison.Ordinal);
+            Assert.Contains("<license type=\"expression\">MIT</license>", manifest, StringComparison.Ordinal);
+            Assert.Contains("<repository type=\"git\"", manifest, StringComparison.Ordinal);
         }
+
+        // Symbols beside the package.
+        Assert.True(File.Exists(Path.Combine(feed, $"HybridKV.{Version}.snupkg")), "no symbol package");
 
         string consumer = temp.NewSubdirectory();
         WriteConsumer(consumer, feed, Path.Combine(temp.Path, "packages"));
