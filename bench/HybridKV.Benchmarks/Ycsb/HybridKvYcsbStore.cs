@@ -120,6 +120,11 @@ public static class HybridKvYcsbStore
                 settings = settings with { LogCompactionRatio = ratio };
             }
 
+            if (options.LogSizeLimitRatio is { } limit && settings.LogCompactionRatio != 0)
+            {
+                settings = settings with { LogSizeLimitRatio = limit };
+            }
+
             _store = new HybridKVStore<long, TValue, long, long, Empty, TFunctions>(settings);
         }
 

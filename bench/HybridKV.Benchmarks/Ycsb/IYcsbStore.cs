@@ -58,6 +58,10 @@ public sealed record YcsbStoreOptions(
     /// <summary>Log compaction: null for the library's default, 0 for none (<see cref="StoreSettings.LogCompactionRatio"/>).</summary>
     public double? LogCompactionRatio { get; init; }
 
+    /// <summary>Writers wait for compaction above this multiple of the live data: null for the library's default
+    /// (<see cref="StoreSettings.LogSizeLimitRatio"/>).</summary>
+    public double? LogSizeLimitRatio { get; init; }
+
     /// <summary>The device's segment size (default 1 GiB): whole segments are what compaction frees.</summary>
     public long SegmentBytes { get; init; } = 1L << 30;
 

@@ -25,6 +25,9 @@ public sealed record YcsbOptions(
     /// <summary>HybridKV reads up to this many consecutive reads of a stream as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
 
+    /// <summary>HybridKV's <see cref="StoreSettings.LogSizeLimitRatio"/> (null: the library's default).</summary>
+    public double? LogSizeLimitRatio { get; init; }
+
     /// <summary>The read cache HybridKV and FASTER get, in MiB (a power of two; null: none).</summary>
     public long? ReadCacheMb { get; init; }
 
@@ -61,6 +64,8 @@ public sealed record YcsbOptions(
           --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory);
                                   FASTER's log memory and RocksDB's block cache are the same size (in memory: the
                                   runner's sizing of HybridKV's log, twice its records, at least 64 MiB)
+          --log-size-limit-ratio R  soak: writers wait for compaction above R times the live data (default: the
+                                  library's, StoreSettings.LogSizeLimitRatio)
           --read-cache-mb M       a read cache of M MiB (a power of two) for hybridkv and faster, besides the log
                                   memory (default: none)
           --peer-page-cache on|off  on (default): faster and rocksdb as they ship, reading through the OS page cache;
@@ -104,7 +109,7 @@ public sealed record YcsbOptions(
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--dir", "--out",
-            "--scenario", "--peer-page-cache", "--read-cache-mb", "--device",
+            "--scenario", "--peer-page-cache", "--read-cache-mb", "--log-size-limit-ratio", "--device",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -187,6 +192,11 @@ public sealed record YcsbOptions(
             scenario)
         {
             ReadBatch = (int)Number("--read-batch", Text("--read-batch"), 1, 1, 4096),
+            LogSizeLimitRatio = Text("--log-size-limit-ratio") is { } limit
+                ? double.TryParse(limit, NumberStyles.Float, CultureInfo.InvariantCulture, out double ratio) && ratio >= 1.25 && ratio <= 1000
+                    ? ratio
+                    : throw new ArgumentException($"--log-size-limit-ratio '{limit}' must be a number from 1.25 to 1000.", nameof(args))
+                : null,
             ReadCacheMb = Text("--read-cache-mb") is { } cache ? PowerOfTwo("--read-cache-mb", Number("--read-cache-mb", cache, 0, 1, 1 << 16)) : null,
             PeerPageCache = Text("--peer-page-cache") switch
             {

@@ -120,6 +120,7 @@ public static class YcsbRunner
             options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode)
         {
             LogCompactionRatio = compaction is false ? 0 : null,
+            LogSizeLimitRatio = options.LogSizeLimitRatio,
             ReadBatch = options.ReadBatch,
             ReadCacheMb = options.ReadCacheMb,
             Device = options.Device,
