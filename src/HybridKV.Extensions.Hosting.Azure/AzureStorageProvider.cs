@@ -197,9 +197,9 @@ internal sealed class AzureStorageProvider : IHybridKVStorageProvider
         catch (Exception error) when (error is FormatException or ArgumentException or InvalidOperationException)
         {
             failures.Add($"{Name(nameof(HybridKVAzureOptions.ConnectionString))} is not a valid Azure Storage " +
-                "connection string (its value is not shown: it holds a secret). It has the form " +
-                "'DefaultEndpointsProtocol=https;AccountName=...;AccountKey=...;EndpointSuffix=core.windows.net', or " +
-                "'BlobEndpoint=...;SharedAccessSignature=...'.");
+                "connection string (its value is not shown: it holds a secret). Copy it whole from the storage " +
+                "account's Access keys (DefaultEndpointsProtocol, AccountName, AccountKey, EndpointSuffix), or give " +
+                "a BlobEndpoint with a SharedAccessSignature.");
         }
     }
 
@@ -217,6 +217,14 @@ internal sealed class AzureStorageProvider : IHybridKVStorageProvider
             failures.Add($"{Name(nameof(HybridKVAzureOptions.ContainerUri))} is not an absolute http(s) URI (its " +
                 "value is not shown: it may carry a secret). It has the form " +
                 "'https://ACCOUNT.blob.core.windows.net/CONTAINER'.");
+            return;
+        }
+
+        if (uri.Scheme != "https")
+        {
+            failures.Add($"{Name(nameof(HybridKVAzureOptions.ContainerUri))} is '{Display(uri)}': it must be an https " +
+                "URI, because the Azure SDK sends a TokenCredential's token only over HTTPS (use a connection string " +
+                "for an emulator on http).");
             return;
         }
 
@@ -266,9 +274,11 @@ internal sealed class AzureStorageProvider : IHybridKVStorageProvider
             // An invalid connection string: the validator reports it.
         }
 
-        string container = uri is { IsAbsoluteUri: true }
-            ? uri.GetComponents(UriComponents.SchemeAndServer | UriComponents.Path, UriFormat.UriEscaped)
-            : options.Container ?? "(not set)";
+        string container = uri is { IsAbsoluteUri: true } ? Display(uri) : options.Container ?? "(not set)";
         return $"Azure Storage container '{container}'";
     }
+
+    /// <summary>A URI without its query (where a SAS lives), fragment and user information.</summary>
+    private static string Display(Uri uri) =>
+        uri.GetComponents(UriComponents.SchemeAndServer | UriComponents.Path, UriFormat.UriEscaped);
 }
