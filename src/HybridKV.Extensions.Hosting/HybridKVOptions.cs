@@ -86,7 +86,8 @@ public sealed class HybridKVOptions
     /// <summary>
     /// The last word on the store's settings: receives those built from this class (directory, sizes, logging) and
     /// returns the ones to use, for what this class does not name (compaction, strict CPR, expiration clock). Not bound
-    /// from configuration.
+    /// from configuration. With a <see cref="StorageProvider"/>, the validation at start calls it with a
+    /// <see cref="Devices.NullDevice"/> standing in for the provider's device, which opens only afterwards.
     /// </summary>
     public Func<StoreSettings, StoreSettings>? ConfigureStore { get; set; }
 
