@@ -11,8 +11,8 @@ namespace HybridKV.Extensions.Hosting;
 internal static partial class HostingLog
 {
     [LoggerMessage(EventId = 1000, Level = LogLevel.Information,
-        Message = "Opening HybridKV store {StoreType} in {Directory}")]
-    public static partial void Opening(ILogger logger, string storeType, string directory);
+        Message = "Opening HybridKV store {StoreType} in {Location}")]
+    public static partial void Opening(ILogger logger, string storeType, string location);
 
     [LoggerMessage(EventId = 1001, Level = LogLevel.Information,
         Message = "Recovered HybridKV store {StoreType} from checkpoint {Token} (version {Version}) in " +
@@ -48,6 +48,6 @@ internal static partial class HostingLog
     public static partial void StoppedUncommitted(ILogger logger, string storeType, Exception? error);
 
     [LoggerMessage(EventId = 1008, Level = LogLevel.Critical,
-        Message = "HybridKV store {StoreType} could not be opened or recovered from {Directory}")]
-    public static partial void OpenFailed(ILogger logger, string storeType, string directory, Exception error);
+        Message = "HybridKV store {StoreType} could not be opened or recovered from {Location}")]
+    public static partial void OpenFailed(ILogger logger, string storeType, string location, Exception error);
 }

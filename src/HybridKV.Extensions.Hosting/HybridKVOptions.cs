@@ -22,10 +22,18 @@ public sealed class HybridKVOptions
 
     /// <summary>
     /// The directory of the store's files (log segments under <c>log</c>, checkpoints under <c>checkpoints</c>); created
-    /// if missing. Required. One store at a time may use it: a second one is refused with
+    /// if missing. Required, unless <see cref="StorageProvider"/> places the log and checkpoints elsewhere (then it must
+    /// not be set). One store at a time may use it: a second one is refused with
     /// <see cref="Devices.DirectoryInUseException"/>.
     /// </summary>
     public string? Directory { get; set; }
+
+    /// <summary>
+    /// Where the log and checkpoints go instead of <see cref="Directory"/> (for example Azure Storage, set by
+    /// <c>UseAzureStorage()</c> when its configuration names a container), opened when the host starts and disposed
+    /// when it stops; <see langword="null"/> (the default) for local files. Not bound from configuration.
+    /// </summary>
+    public IHybridKVStorageProvider? StorageProvider { get; set; }
 
     /// <summary>The hash index's initial number of buckets, a power of two. Default 2^16 (4 MiB).</summary>
     public long IndexBuckets { get; set; } = 1L << 16;
@@ -78,16 +86,32 @@ public sealed class HybridKVOptions
     /// <summary>
     /// The last word on the store's settings: receives those built from this class (directory, sizes, logging) and
     /// returns the ones to use, for what this class does not name (compaction, strict CPR, expiration clock). Not bound
-    /// from configuration.
+    /// from configuration. With a <see cref="StorageProvider"/>, the validation at start calls it with a
+    /// <see cref="Devices.NullDevice"/> standing in for the provider's device, which opens only afterwards.
     /// </summary>
     public Func<StoreSettings, StoreSettings>? ConfigureStore { get; set; }
 
+    /// <summary>What log lines call the place of the store's log: the storage provider's description, or the directory.</summary>
+    internal string Location => StorageProvider?.Description ?? Directory ?? "(no directory)";
+
     /// <summary>The store's settings as these options and <see cref="ConfigureStore"/> say.</summary>
-    internal StoreSettings ToStoreSettings(Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory)
+    /// <param name="loggerFactory">Where the store logs.</param>
+    /// <param name="storage">The opened storage of <see cref="StorageProvider"/>, or <see langword="null"/> for
+    /// <see cref="Directory"/>.</param>
+    internal StoreSettings ToStoreSettings(
+        Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory, HybridKVStorage? storage = null) =>
+        ToStoreSettings(loggerFactory, storage?.LogDevice, storage?.CheckpointStore);
+
+    /// <summary>The store's settings with an explicit device and checkpoint store (for validation, a stand-in).</summary>
+    internal StoreSettings ToStoreSettings(
+        Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory, Devices.StorageDevice? logDevice,
+        CheckpointStore? checkpointStore)
     {
         var settings = new StoreSettings
         {
-            LogDirectory = Directory,
+            LogDirectory = logDevice is null ? Directory : null,
+            LogDevice = logDevice,
+            CheckpointStore = checkpointStore,
             IndexBuckets = IndexBuckets,
             PageSizeBits = PageSizeBits,
             MemorySizeBytes = MemorySizeBytes,

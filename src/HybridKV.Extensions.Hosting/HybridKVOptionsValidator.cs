@@ -22,10 +22,22 @@ internal sealed class HybridKVOptionsValidator(string optionsTypeName = nameof(H
     {
         ArgumentNullException.ThrowIfNull(options);
         var failures = new List<string>();
-        if (string.IsNullOrWhiteSpace(options.Directory))
+        if (options.StorageProvider is { } provider)
+        {
+            if (options.Directory is not null)
+            {
+                failures.Add($"{_prefix}{nameof(HybridKVOptions.Directory)} is '{options.Directory}', but the store's " +
+                    $"log and checkpoints go to {provider.Description} ({_prefix}{nameof(HybridKVOptions.StorageProvider)}): " +
+                    $"set one place, not both{_directoryHint}.");
+            }
+
+            failures.AddRange(provider.Validate(options));
+        }
+        else if (string.IsNullOrWhiteSpace(options.Directory))
         {
             failures.Add($"{_prefix}{nameof(HybridKVOptions.Directory)} is '{options.Directory}': it must name the " +
-                $"directory of the store's files{_directoryHint}.");
+                $"directory of the store's files{_directoryHint}, unless a storage provider (such as " +
+                "UseAzureStorage()) places them elsewhere.");
         }
 
         if (options.SessionPoolSize < 1 || options.SessionPoolSize > options.MaxSessions)
@@ -56,12 +68,17 @@ internal sealed class HybridKVOptionsValidator(string optionsTypeName = nameof(H
         if (failures.Count == 0)
         {
             // The rest are the store's settings: its validation names the setting, which has the option's name.
+            // A storage provider opens its device only when the host starts: until then a device of the same sector
+            // size as the page blob's and the file device's (512 bytes) stands in, and the checkpoint store is the
+            // provider's.
+            using var standIn = options.StorageProvider is null ? null : new Devices.NullDevice();
             try
             {
-                StoreSettings settings = options.ToStoreSettings(loggerFactory: null);
+                StoreSettings settings = options.ToStoreSettings(loggerFactory: null, standIn, checkpointStore: null);
                 settings.Validate();
                 bool canCheckpoint = settings.LogDirectory is not null ||
-                    (settings.LogDevice is not null && (settings.CheckpointDirectory ?? (object?)settings.CheckpointStore) is not null);
+                    (settings.LogDevice is not null && (settings.CheckpointDirectory ??
+                        (object?)settings.CheckpointStore ?? options.StorageProvider) is not null);
                 if (!canCheckpoint)
                 {
                     failures.Add($"{_prefix}{nameof(HybridKVOptions.ConfigureStore)} left the store without a log " +

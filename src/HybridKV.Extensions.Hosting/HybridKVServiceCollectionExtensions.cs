@@ -21,9 +21,10 @@ public static class HybridKVServiceCollectionExtensions
     /// <param name="services">The host's services.</param>
     /// <param name="configSectionPath">The configuration section of the options; <see langword="null"/> for none.</param>
     /// <param name="configure">Sets options in code, after configuration.</param>
-    /// <returns><paramref name="services"/>.</returns>
+    /// <returns>The store's builder, which other packages extend (<c>.UseAzureStorage()</c>); its
+    /// <see cref="HybridKVBuilder.Services"/> is <paramref name="services"/>.</returns>
     /// <exception cref="ArgumentException">A store of this type is already added.</exception>
-    public static IServiceCollection AddHybridKV<TStore, TSession>(
+    public static HybridKVBuilder AddHybridKV<TStore, TSession>(
         this IServiceCollection services,
         string? configSectionPath = HybridKVOptions.DefaultSectionName,
         Action<HybridKVOptions>? configure = null)
@@ -57,6 +58,6 @@ public static class HybridKVServiceCollectionExtensions
         services.AddSingleton<HybridKVStoreHost<TStore, TSession>>();
         services.AddHostedService(sp => sp.GetRequiredService<HybridKVStoreHost<TStore, TSession>>());
         services.AddSingleton(sp => sp.GetRequiredService<HybridKVSessionPool<TStore, TSession>>().Store);
-        return services;
+        return new HybridKVBuilder(services, name, configSectionPath);
     }
 }

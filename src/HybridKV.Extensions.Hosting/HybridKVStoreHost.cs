@@ -29,6 +29,9 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     private readonly HostingMetrics _metrics;
     private TStore? _store;
     private CommitScheduler? _commits;
+
+    // The log device and checkpoint store a storage provider opened (null with a directory): disposed after the store.
+    private HybridKVStorage? _storage;
     private int _stopped;
 
     public HybridKVStoreHost(
@@ -107,17 +110,30 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
 
     private DateTimeOffset _openedAt;
 
-    /// <summary>Opens and recovers the store, before any hosted service's <c>StartAsync</c>.</summary>
+    /// <summary>
+    /// Opens the storage provider's device and checkpoint store when there is one, then opens and recovers the store,
+    /// before any hosted service's <c>StartAsync</c>.
+    /// </summary>
     public async Task StartingAsync(CancellationToken cancellationToken)
     {
-        string directory = _options.Directory!;
-        HostingLog.Opening(_logger, _name, directory);
+        string location = _options.Location;
+        HostingLog.Opening(_logger, _name, location);
         var clock = Stopwatch.StartNew();
         TStore? store = null;
+        HybridKVStorage? storage = null;
         try
         {
-            Directory.CreateDirectory(directory);
-            store = TStore.Create(_options.ToStoreSettings(_loggerFactory));
+            if (_options.StorageProvider is { } provider)
+            {
+                storage = await provider.OpenAsync(_options, _loggerFactory, cancellationToken).ConfigureAwait(false);
+                _storage = storage;
+            }
+            else
+            {
+                Directory.CreateDirectory(_options.Directory!);
+            }
+
+            store = TStore.Create(_options.ToStoreSettings(_loggerFactory, storage));
             RecoveryResult? recovery = store.IsRecoveryRequired
                 ? await store.RecoverAsync(null, null, cancellationToken).ConfigureAwait(false)
                 : null;
@@ -141,9 +157,15 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
         catch (Exception error)
         {
             OpenError = error;
-            HostingLog.OpenFailed(_logger, _name, directory, error);
+            HostingLog.OpenFailed(_logger, _name, location, error);
             _pool.Fail(error);
             store?.Dispose();
+            _storage = null;
+            if (storage is not null)
+            {
+                await storage.DisposeAsync().ConfigureAwait(false);
+            }
+
             throw;
         }
     }
@@ -172,6 +194,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
         if (store is null)
         {
             _pool.Close();
+            await DisposeStorageAsync().ConfigureAwait(false);
             return;
         }
 
@@ -197,6 +220,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
             _pool.DisposeIdleSessions();
             store.Dispose();
             _commits!.Dispose();
+            await DisposeStorageAsync().ConfigureAwait(false);
         }
 
         if (committed)
@@ -212,15 +236,22 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     /// <inheritdoc/>
     public Task StoppedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
-    /// <summary>A host disposed without being stopped (say, it failed to start) still releases the store's files.</summary>
-    public ValueTask DisposeAsync()
+    /// <summary>A host disposed without being stopped (say, it failed to start) still releases the store's files, and
+    /// the storage provider's device and checkpoint store (their leases).</summary>
+    public async ValueTask DisposeAsync()
     {
-        Dispose();
-        return ValueTask.CompletedTask;
+        DisposeStore();
+        await DisposeStorageAsync().ConfigureAwait(false);
     }
 
     /// <inheritdoc cref="DisposeAsync"/>
     public void Dispose()
+    {
+        DisposeStore();
+        DisposeStorageAsync().AsTask().GetAwaiter().GetResult();
+    }
+
+    private void DisposeStore()
     {
         if (Interlocked.Exchange(ref _stopped, 1) == 0)
         {
@@ -229,4 +260,8 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
             Volatile.Read(ref _store)?.Dispose();
         }
     }
+
+    // After the store, which does not own them; once, whichever of stop and dispose comes first.
+    private ValueTask DisposeStorageAsync() =>
+        Interlocked.Exchange(ref _storage, null) is { } storage ? storage.DisposeAsync() : ValueTask.CompletedTask;
 }
