@@ -98,9 +98,15 @@ public sealed class HybridKVOptions
     /// <param name="loggerFactory">Where the store logs.</param>
     /// <param name="storage">The opened storage of <see cref="StorageProvider"/>, or <see langword="null"/> for
     /// <see cref="Directory"/>.</param>
+    /// <param name="meterFactory">Where the store's own meter is created (the host's).</param>
     internal StoreSettings ToStoreSettings(
-        Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory, HybridKVStorage? storage = null) =>
-        ToStoreSettings(loggerFactory, storage?.LogDevice, storage?.CheckpointStore);
+        Microsoft.Extensions.Logging.ILoggerFactory? loggerFactory, HybridKVStorage? storage = null,
+        System.Diagnostics.Metrics.IMeterFactory? meterFactory = null)
+    {
+        StoreSettings settings = ToStoreSettings(loggerFactory, storage?.LogDevice, storage?.CheckpointStore);
+        // A factory ConfigureStore chose stays.
+        return settings.MeterFactory is null ? settings with { MeterFactory = meterFactory } : settings;
+    }
 
     /// <summary>The store's settings with an explicit device and checkpoint store (for validation, a stand-in).</summary>
     internal StoreSettings ToStoreSettings(

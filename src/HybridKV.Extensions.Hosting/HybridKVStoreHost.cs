@@ -27,6 +27,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     private readonly ILogger _logger;
     private readonly TimeProvider _time;
     private readonly HostingMetrics _metrics;
+    private readonly IMeterFactory _meterFactory;
     private TStore? _store;
     private CommitScheduler? _commits;
 
@@ -61,6 +62,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
         _logger = loggerFactory.CreateLogger("HybridKV.Hosting");
         _time = time;
         _metrics = new HostingMetrics(meterFactory, name, this);
+        _meterFactory = meterFactory;
     }
 
     // What logs and meters call the store: its type, or the name its host gave it.
@@ -133,7 +135,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
                 Directory.CreateDirectory(_options.Directory!);
             }
 
-            store = TStore.Create(_options.ToStoreSettings(_loggerFactory, storage));
+            store = TStore.Create(_options.ToStoreSettings(_loggerFactory, storage, _meterFactory));
             RecoveryResult? recovery = store.IsRecoveryRequired
                 ? await store.RecoverAsync(null, null, cancellationToken).ConfigureAwait(false)
                 : null;

@@ -145,7 +145,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount, () => _memoryCompactor,
-            _engine.ReadCache);
+            _engine.ReadCache, settings.MeterFactory);
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }

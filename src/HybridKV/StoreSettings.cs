@@ -228,6 +228,13 @@ public sealed record StoreSettings
     public ILoggerFactory? LoggerFactory { get; init; }
 
     /// <summary>
+    /// Creates the store's meter (<c>HybridKV</c>, tagged <c>hybridkv.store.instance</c> with a number of its own per
+    /// store), as a host's <see cref="System.Diagnostics.Metrics.IMeterFactory"/> does for its services;
+    /// <see langword="null"/> (the default): the store creates the meter itself.
+    /// </summary>
+    public System.Diagnostics.Metrics.IMeterFactory? MeterFactory { get; init; }
+
+    /// <summary>
     /// The clock that decides when values written with an <see cref="Expiration"/> expire (and from when a time to
     /// live counts). Default <see cref="System.TimeProvider.System"/>, the system's UTC clock; a clock set back makes
     /// an expired value that compaction has not dropped yet readable again.

@@ -15,10 +15,19 @@ internal sealed class StoreMetrics : IDisposable
 
     private readonly Meter _meter;
 
+    // Numbers the stores of the process: a factory hands out one meter per name and tags, and each store's instruments
+    // must go with its own meter, disposed with the store.
+    private static long s_instances;
+
     public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions, Func<Compaction.MemoryCompactor?> compactor,
-        Caching.ReadCache? readCache = null)
+        Caching.ReadCache? readCache = null, IMeterFactory? meterFactory = null)
     {
-        _meter = new Meter(MeterName);
+        _meter = meterFactory is null
+            ? new Meter(MeterName)
+            : meterFactory.Create(new MeterOptions(MeterName)
+            {
+                Tags = [new KeyValuePair<string, object?>("hybridkv.store.instance", Interlocked.Increment(ref s_instances))],
+            });
         _meter.CreateObservableGauge("hybridkv.log.tail_address", () => log.TailAddress, "By",
             "The next logical address the log allocates.");
         _meter.CreateObservableGauge("hybridkv.log.read_only_address", () => log.ReadOnlyAddress, "By",

@@ -74,3 +74,62 @@ public sealed class MetricsTests
         Assert.True(values["hybridkv.log.memory_used"] <= store.Settings.MemorySizeBytes);
     }
 }
+
+/// <summary>The store's meter comes from the host's <see cref="IMeterFactory"/> when one is given.</summary>
+[Trait("Category", "LargerThanMemory")]
+public sealed class MeterFactoryTests
+{
+    [Fact]
+    public void A_store_given_a_meter_factory_publishes_its_instruments_on_a_meter_of_its_own_from_it()
+    {
+        using var factory = new RecordingMeterFactory();
+        using var firstDevice = new MemoryDevice(512, 1L << 16);
+        using var secondDevice = new MemoryDevice(512, 1L << 16);
+        using var first = StoreOnDevice.Create(StoreOnDevice.Settings(device: firstDevice) with { MeterFactory = factory });
+        using var second = StoreOnDevice.Create(StoreOnDevice.Settings(device: secondDevice) with { MeterFactory = factory });
+
+        // One meter per store, made by the factory (its scope), each tagged with its own instance.
+        Assert.Equal(2, factory.Created.Count);
+        Assert.All(factory.Created, meter => Assert.Equal("HybridKV", meter.Name));
+        Assert.All(factory.Created, meter => Assert.Same(factory, meter.Scope));
+        Assert.NotEqual(
+            factory.Created[0].Tags!.Single(tag => tag.Key == "hybridkv.store.instance").Value,
+            factory.Created[1].Tags!.Single(tag => tag.Key == "hybridkv.store.instance").Value);
+
+        var published = new ConcurrentBag<Meter>();
+        using var listener = new MeterListener
+        {
+            InstrumentPublished = (instrument, _) =>
+            {
+                if (instrument.Name == "hybridkv.log.tail_address")
+                {
+                    published.Add(instrument.Meter);
+                }
+            },
+        };
+        listener.Start();
+        Assert.Contains(factory.Created[0], published);
+        Assert.Contains(factory.Created[1], published);
+    }
+
+    /// <summary>Makes meters as a host's factory does, and remembers them.</summary>
+    private sealed class RecordingMeterFactory : IMeterFactory
+    {
+        public List<Meter> Created { get; } = [];
+
+        public Meter Create(MeterOptions options)
+        {
+            var meter = new Meter(options.Name, options.Version, options.Tags, this);
+            Created.Add(meter);
+            return meter;
+        }
+
+        public void Dispose()
+        {
+            foreach (Meter meter in Created)
+            {
+                meter.Dispose();
+            }
+        }
+    }
+}
