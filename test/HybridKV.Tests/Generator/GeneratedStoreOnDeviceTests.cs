@@ -13,6 +13,52 @@ namespace HybridKV.Tests.Generator;
 public sealed class GeneratedStoreOnDeviceTests
 {
     [Fact]
+    public async Task The_generated_store_compacts_scans_and_grows_its_index_itself()
+    {
+        using var temp = new TempDirectory();
+        using var store = new DeviceCounts.Store(StoreOnDevice.Settings(temp.NewSubdirectory()));
+        using (DeviceCounts.Session session = store.NewSession())
+        {
+            for (int round = 0; round < 3; round++)
+            {
+                for (long key = 0; key < 5_000; key++)
+                {
+                    session.Upsert(key, (key * 10) + round);
+                }
+            }
+        }
+
+        CompactionResult compacted = await store.CompactAsync(store.HeadAddress);
+        Assert.True(compacted.RecordsExamined > compacted.RecordsCopied, "superseded records were dropped");
+        Assert.Equal(compacted.UntilAddress, store.BeginAddress);
+
+        var live = new Dictionary<long, long>();
+        await foreach (ScanRecord<long, long> record in store.ScanLiveAsync())
+        {
+            live.Add(record.Key, record.Value);
+        }
+
+        Assert.Equal(5_000, live.Count);
+        Assert.All(live, pair => Assert.Equal((pair.Key * 10) + 2, pair.Value));
+
+        long scanned = 0;
+        await foreach (ScanRecord<long, long> record in store.ScanAsync(store.BeginAddress, store.TailAddress))
+        {
+            scanned++;
+        }
+
+        Assert.True(scanned >= 5_000, $"{scanned} records scanned");
+        Assert.Equal(scanned, store.Scan(store.BeginAddress, store.TailAddress).LongCount());
+        Assert.Equal(5_000, store.ScanLive().Count());
+        long buckets = store.IndexBucketCount;
+        Assert.True(await store.GrowIndexAsync());
+        Assert.Equal(2 * buckets, store.IndexBucketCount);
+        long tail = store.TailAddress;
+        await store.ShiftBeginAddressAsync(store.BeginAddress);
+        Assert.Equal(tail, store.TailAddress);
+    }
+
+    [Fact]
     public async Task Pending_operations_finish_in_the_class_completion_callbacks_and_survive_recovery()
     {
         using var temp = new TempDirectory();
