@@ -191,8 +191,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
     /// <summary>
     /// Copies the kept candidates from <paramref name="first"/> on, a batch under one protection with their buckets
-    /// prefetched, as <see cref="CopyOrCheckAsync"/> copies one. Returns where to go on: the batch's end, or the
-    /// candidate that found no room at the tail, with <paramref name="space"/> to wait for first.
+    /// prefetched. Returns where to go on: the batch's end, or the candidate that found no room at the tail, with
+    /// <paramref name="space"/> to wait for first.
     /// </summary>
     private int CopyCandidates(int first, ref Counts counts, out Task? space)
     {
@@ -209,30 +209,9 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             for (int i = first; i < end; i++)
             {
-                LogRecord<TKey, TValue> source = _candidates.RecordAt(i);
-                long address = _candidates.AddressAt(i);
-                ref TKey key = ref source.KeyRef(ref scratch);
-                LivenessTrace trace = default;
-                switch (_engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace))
+                if (!TryCopyIfLiveInMemory(_candidates.RecordAt(i), _candidates.AddressAt(i), ref counts, out space))
                 {
-                    case Liveness.OnDevice:
-                        _checks.Add(trace.Cursor, address, in key);
-                        continue;
-                    case Liveness.Live:
-                        break;
-                    default:
-                        continue;
-                }
-
-                Task room = _engine.Log.SpaceSignal;
-                switch (_engine.ConditionalCopyFromDevice(source, address, trace.Entry, _epochEntry))
-                {
-                    case CopyForwardOutcome.Copied:
-                        counts.Add(source.Size);
-                        break;
-                    case CopyForwardOutcome.NotNow:
-                        space = room;
-                        return i;
+                    return i;
                 }
             }
         }
@@ -242,6 +221,43 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         }
 
         return end;
+    }
+
+    /// <summary>
+    /// Under protection: copies <paramref name="source"/>, found live at <paramref name="address"/>, if the chain from
+    /// its key's entry through memory still leads to it; a chain that continues on the device (the key was written
+    /// again since, and that record left memory) becomes a check instead of a device read. False, with
+    /// <paramref name="space"/> to wait for, when the tail had no room: the caller tries again after.
+    /// </summary>
+    private bool TryCopyIfLiveInMemory(LogRecord<TKey, TValue> source, long address, ref Counts counts, out Task? space)
+    {
+        space = null;
+        VarBytes scratch = default;
+        ref TKey key = ref source.KeyRef(ref scratch);
+        LivenessTrace trace = default;
+        switch (_engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace))
+        {
+            case Liveness.OnDevice:
+                _checks.Add(trace.Cursor, address, in key);
+                return true;
+            case Liveness.Live:
+                break;
+            default:
+                return true;
+        }
+
+        Task room = _engine.Log.SpaceSignal;
+        switch (_engine.ConditionalCopyFromDevice(source, address, trace.Entry, _epochEntry))
+        {
+            case CopyForwardOutcome.Copied:
+                counts.Add(source.Size);
+                return true;
+            case CopyForwardOutcome.NotNow:
+                space = room;
+                return false;
+            default:
+                return true;
+        }
     }
 
     /// <summary>Reads the part of [from, until) in the page holding <paramref name="address"/>, unless that page is
@@ -261,47 +277,32 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     }
 
     /// <summary>
-    /// Copies the record at <paramref name="address"/> in the page buffer if the chain from its key's entry through
-    /// memory leads to it; a chain that continues on the device (the key was written again since the record was found
-    /// live, and that record left memory) becomes a check instead of a device read. Returns the bytes copied.
+    /// <see cref="TryCopyIfLiveInMemory"/> for the record at <paramref name="address"/> in the page buffer, waiting for
+    /// room at the tail as long as it takes. Returns the bytes copied.
     /// </summary>
     private async ValueTask<int> CopyOrCheckAsync(long address, CancellationToken cancellationToken)
     {
         while (true)
         {
-            LogRecord<TKey, TValue> source = _reader.PageRecordAt(address);
-            TKey key = _reader.KeyAt(address);
-            LivenessTrace trace = default;
-            Liveness liveness;
+            Counts one = default;
+            bool done;
+            Task? space;
             _reader.Protect();
             try
             {
-                liveness = _engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace);
+                done = TryCopyIfLiveInMemory(_reader.PageRecordAt(address), address, ref one, out space);
             }
             finally
             {
                 _reader.Unprotect();
             }
 
-            if (liveness == Liveness.OnDevice)
+            if (done)
             {
-                _checks.Add(trace.Cursor, address, in key);
-                return 0;
+                return (int)one.BytesCopied;
             }
 
-            if (liveness != Liveness.Live)
-            {
-                return 0;
-            }
-
-            Task space = _engine.Log.SpaceSignal;
-            CopyForwardOutcome outcome = TryCopy(source, address, trace.Entry);
-            if (outcome != CopyForwardOutcome.NotNow)
-            {
-                return outcome == CopyForwardOutcome.Copied ? source.Size : 0;
-            }
-
-            await WaitForRoomAsync(space, cancellationToken).ConfigureAwait(false);
+            await WaitForRoomAsync(space!, cancellationToken).ConfigureAwait(false);
         }
     }
 

@@ -14,12 +14,19 @@ public sealed class TempDirectory : IDisposable
     public string NewSubdirectory() => Directory.CreateDirectory(
         System.IO.Path.Combine(Path, Guid.NewGuid().ToString("N"))).FullName;
 
-    /// <summary>A copy of <paramref name="source"/> and everything under it, in a new subdirectory.</summary>
+    /// <summary>A copy of <paramref name="source"/> and everything under it as it is on disk now, in a new
+    /// subdirectory: what a crash would leave (the lock file of a running store excepted).</summary>
     public string CopyOf(string source)
     {
         string target = NewSubdirectory();
         foreach (string file in Directory.GetFiles(source, "*", SearchOption.AllDirectories))
         {
+            if (System.IO.Path.GetFileName(file) == "LOCK")
+            {
+                // Held by the running store; the operating system would have dropped it in a crash.
+                continue;
+            }
+
             string destination = System.IO.Path.Combine(target, System.IO.Path.GetRelativePath(source, file));
             Directory.CreateDirectory(System.IO.Path.GetDirectoryName(destination)!);
             File.Copy(file, destination);
