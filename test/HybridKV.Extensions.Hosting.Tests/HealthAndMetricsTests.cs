@@ -93,6 +93,10 @@ public sealed class HealthAndMetricsTests : IDisposable
         }
 
         await hosted.Pool.RunDurableAsync(session => session.Upsert(100, 1));
+        // The write is durable once the store's commit reaches its session, which can be before the scheduler, still
+        // finishing that checkpoint, records it.
+        await duration.WaitForMeasurementsAsync(1, TimeSpan.FromMinutes(1));
+        await size.WaitForMeasurementsAsync(1, TimeSpan.FromMinutes(1));
         Assert.Equal("requested", Assert.Single(duration.GetMeasurementSnapshot()).Tags["hybridkv.checkpoint.reason"]);
         Assert.Equal("full", duration.LastMeasurement!.Tags["hybridkv.checkpoint.kind"]);
         Assert.True(size.LastMeasurement!.Value >= 1024 * 64, "a full checkpoint writes the index");
