@@ -100,7 +100,10 @@ public static class HybridKvYcsbStore
             var settings = new StoreSettings
             {
                 IndexBuckets = options.IndexBuckets,
-                PageSizeBits = 22,
+                // 4 MiB pages, or eight pages in memory where it is smaller than 32 MiB (the soak's quarter of 1M
+                // keys): with two frames the log turns pages faster than they flush, and a writer limit checked at
+                // page turns is kept to within a page, which should be a small share of the data.
+                PageSizeBits = Math.Clamp(BitOperations.Log2((ulong)memory / 8), 16, 22),
                 MemorySizeBytes = memory,
                 LogDevice = _device,
                 CheckpointDirectory = options.CheckpointEvery is null ? null : Path.Combine(options.Directory, "checkpoints"),

@@ -146,8 +146,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
 
         // Copies open pages at the tail, so writers a compaction holds back (HybridLog.WriterHold) would write into
-        // them: the hold pauses here, before the first copy, and resumes once the copies are made.
-        log.PauseHold();
+        // them: the hold lets writers add as much as is copied, and holds them at the limit again once it is done.
+        log.PauseHold(((long)_candidates.Count + toCopy.Count) * LogRecord<TKey, TValue>.MaxFixedSize);
         _checks.Clear();
         for (int next = 0; next < _candidates.Count;)
         {

@@ -139,7 +139,7 @@ internal sealed partial class HybridLog
             return AllocationResult.RetryLater;
         }
 
-        if (IsHeld(callerEntry))
+        if (IsHeld((page + 1) << _pageSizeBits, callerEntry))
         {
             // A compaction is catching up with a log over its limit: the writer waits, bounded (HybridLog.WriterHold).
             return AllocationResult.RetryLater;

@@ -44,16 +44,19 @@ internal sealed partial class HybridLog
     }
 
     /// <summary>
-    /// Lets writers go on while the hold stays set: the compaction is about to copy records, and the pages its copies
-    /// open would serve the held writers anyway (see <see cref="ResumeHold"/>).
+    /// Lets writers add as much as the compaction is about to copy, <paramref name="copyBytes"/>, over the hold's limit
+    /// until <see cref="ResumeHold"/>: the pages its copies open serve the held writers anyway (a page turn is held,
+    /// an allocation in an open page is not). A hold lifted altogether while copies were made let writers run for as
+    /// long as copying took, and the log passed 3x its live data.
     /// </summary>
-    public void PauseHold()
+    public void PauseHold(long copyBytes)
     {
-        Volatile.Write(ref _holdAbove, long.MaxValue);
+        long limit = Volatile.Read(ref _holdLimit);
+        Volatile.Write(ref _holdAbove, limit == long.MaxValue ? long.MaxValue : limit + copyBytes);
         _spaceSignal.Signal();
     }
 
-    /// <summary>Holds writers again after <see cref="PauseHold"/> (nothing if the hold was released).</summary>
+    /// <summary>Holds writers at the limit again after <see cref="PauseHold"/> (nothing if the hold was released).</summary>
     public void ResumeHold() => Volatile.Write(ref _holdAbove, Volatile.Read(ref _holdLimit));
 
     /// <summary>Ends a hold and wakes the writers it made wait.</summary>
@@ -64,12 +67,16 @@ internal sealed partial class HybridLog
         _spaceSignal.Signal();
     }
 
-    /// <summary>Whether a hold refuses this page turn (called only when a page is turned, never per record).</summary>
-    private bool IsHeld(int callerEntry)
+    /// <summary>
+    /// Whether a hold refuses the turn that opens the page ending at <paramref name="pageEnd"/> (called only when a page
+    /// is turned, never per record). The page counts as full: a limit checked against the tail alone let the log pass
+    /// it by a page.
+    /// </summary>
+    private bool IsHeld(long pageEnd, int callerEntry)
     {
         long above = Volatile.Read(ref _holdAbove);
         if (above == long.MaxValue || callerEntry == Volatile.Read(ref _holdExemptEntry) ||
-            TailAddress - BeginAddress <= above)
+            pageEnd - BeginAddress <= above)
         {
             return false;
         }

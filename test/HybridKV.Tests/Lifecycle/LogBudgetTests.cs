@@ -116,6 +116,59 @@ public sealed class LogBudgetTests : IDisposable
     }
 
     [Fact]
+    public async Task A_held_log_never_passes_its_limit_by_the_page_a_turn_opens()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        HybridLog log = store.Engine.Log;
+        long page = StoreOnDevice.PageSize;
+        // One byte short of the end of the page after the tail's: opening that page would pass the limit.
+        long limit = ((store.TailAddress / page) + 2) * page - 1 - store.BeginAddress;
+        log.HoldWritersAbove(limit, store.Engine.LogCompactionEntry, TimeSpan.FromMinutes(1));
+
+        Task writer = Task.Run(() =>
+        {
+            using var writing = store.NewSession();
+            writing.Preload(count: 4 * page / 32 + 1);
+        });
+
+        Assert.True(SpinWait.SpinUntil(() => log.PageTurnsHeld > 0 || writer.IsCompleted, Guard),
+            "the writer was neither held nor done");
+        Assert.False(writer.IsCompleted, "the writer filled four pages under a hold");
+        Assert.True(store.TailAddress - store.BeginAddress <= limit,
+            $"the log grew to {store.TailAddress - store.BeginAddress} bytes under a hold at {limit}");
+
+        log.ReleaseWriters();
+        await writer.WaitAsync(Guard);
+    }
+
+    [Fact]
+    public async Task A_hold_paused_for_copies_lets_writers_add_only_as_much_as_is_copied()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        HybridLog log = store.Engine.Log;
+        long page = StoreOnDevice.PageSize;
+        long limit = ((store.TailAddress / page) + 1) * page - store.BeginAddress;
+        log.HoldWritersAbove(limit, store.Engine.LogCompactionEntry, TimeSpan.FromMinutes(1));
+        log.PauseHold(copyBytes: page);
+
+        Task writer = Task.Run(() =>
+        {
+            using var writing = store.NewSession();
+            writing.Preload(count: 8 * page / 32);
+        });
+
+        Assert.True(SpinWait.SpinUntil(() => log.PageTurnsHeld > 0 || writer.IsCompleted, Guard),
+            "the writer was neither held nor done");
+        Assert.False(writer.IsCompleted, "the writer filled eight pages while the hold was paused for one page of copies");
+        Assert.True(store.TailAddress - store.BeginAddress <= limit + page,
+            $"the log grew to {store.TailAddress - store.BeginAddress} bytes under a hold at {limit} paused for {page}");
+
+        log.ResumeHold();
+        log.ReleaseWriters();
+        await writer.WaitAsync(Guard);
+    }
+
+    [Fact]
     public async Task A_hold_that_nothing_releases_delays_each_page_turn_at_most_its_wait_and_never_stops_writers()
     {
         using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
