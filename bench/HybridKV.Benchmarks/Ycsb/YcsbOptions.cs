@@ -63,7 +63,8 @@ public sealed record YcsbOptions(
           --iterations K          iterations per store and workload; the median is reported (default 3)
           --memory-mb M           HybridKV's log memory; the rest goes to a file device (default: all in memory);
                                   FASTER's log memory and RocksDB's block cache are the same size (in memory: the
-                                  runner's sizing of HybridKV's log, twice its records, at least 64 MiB)
+                                  runner's sizing of HybridKV's log, twice its records, at least 64 MiB);
+                                  HybridKV's pages are 4 MiB, or an eighth of the memory when it is under 32 MiB
           --log-size-limit-ratio R  soak: writers wait for compaction above R times the live data (default: the
                                   library's, StoreSettings.LogSizeLimitRatio)
           --read-cache-mb M       a read cache of M MiB (a power of two) for hybridkv and faster, besides the log
