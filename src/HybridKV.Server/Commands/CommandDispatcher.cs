@@ -55,12 +55,16 @@ internal static class CommandDispatcher
             case RespCommand.Append: StringCommands.Append(c, f); break;
             case RespCommand.StrLen: StringCommands.StrLen(c, f); break;
             case RespCommand.GetDel: StringCommands.GetDel(c, f); break;
-            case RespCommand.Del: KeyCommands.Del(c, f); break;
+            case RespCommand.SetNx: StringCommands.SetNx(c, f); break;
+            case RespCommand.SetEx: StringCommands.SetEx(c, f, millisecondsPerUnit: 1000); break;
+            case RespCommand.PSetEx: StringCommands.SetEx(c, f, millisecondsPerUnit: 1); break;
+            case RespCommand.Del or RespCommand.Unlink: KeyCommands.Del(c, f); break;
             case RespCommand.Exists: KeyCommands.Exists(c, f); break;
             case RespCommand.Expire: KeyCommands.Expire(c, f); break;
             case RespCommand.PExpire: KeyCommands.PExpire(c, f); break;
             case RespCommand.Ttl: KeyCommands.Ttl(c, f); break;
             case RespCommand.PTtl: KeyCommands.PTtl(c, f); break;
+            case RespCommand.Persist: KeyCommands.Persist(c, f); break;
             case RespCommand.Ping: ConnectionCommands.Ping(c, f); break;
             case RespCommand.Echo: ConnectionCommands.Echo(c, f); break;
             case RespCommand.Hello: ConnectionCommands.Hello(c, f); break;
@@ -97,11 +101,13 @@ internal static class CommandDispatcher
     private static (int Min, int Max) Arity(RespCommand command) => command switch
     {
         RespCommand.Get or RespCommand.Incr or RespCommand.Decr or RespCommand.StrLen or RespCommand.GetDel
-            or RespCommand.Ttl or RespCommand.PTtl => (2, 2),
+            or RespCommand.Ttl or RespCommand.PTtl or RespCommand.Persist => (2, 2),
+        RespCommand.SetNx => (3, 3),
+        RespCommand.SetEx or RespCommand.PSetEx => (4, 4),
         RespCommand.Set => (3, 0),
         RespCommand.IncrBy or RespCommand.DecrBy or RespCommand.Append => (3, 3),
         RespCommand.Expire or RespCommand.PExpire => (3, 4),
-        RespCommand.MGet or RespCommand.Del or RespCommand.Exists => (2, 0),
+        RespCommand.MGet or RespCommand.Del or RespCommand.Unlink or RespCommand.Exists => (2, 0),
         RespCommand.MSet => (3, 0),
         RespCommand.Scan => (2, 0),
         RespCommand.Ping => (1, 2),

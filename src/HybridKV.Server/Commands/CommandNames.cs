@@ -49,6 +49,8 @@ internal static class CommandNames
                 break;
             case 5:
                 if (upper.SequenceEqual("HELLO"u8)) return RespCommand.Hello;
+                if (upper.SequenceEqual("SETNX"u8)) return RespCommand.SetNx;
+                if (upper.SequenceEqual("SETEX"u8)) return RespCommand.SetEx;
                 break;
             case 6:
                 if (upper.SequenceEqual("INCRBY"u8)) return RespCommand.IncrBy;
@@ -63,10 +65,13 @@ internal static class CommandNames
                 if (upper.SequenceEqual("CLIENT"u8)) return RespCommand.Client;
                 if (upper.SequenceEqual("BGSAVE"u8)) return RespCommand.BgSave;
                 if (upper.SequenceEqual("CONFIG"u8)) return RespCommand.Config;
+                if (upper.SequenceEqual("PSETEX"u8)) return RespCommand.PSetEx;
+                if (upper.SequenceEqual("UNLINK"u8)) return RespCommand.Unlink;
                 break;
             case 7:
                 if (upper.SequenceEqual("PEXPIRE"u8)) return RespCommand.PExpire;
                 if (upper.SequenceEqual("COMMAND"u8)) return RespCommand.Command;
+                if (upper.SequenceEqual("PERSIST"u8)) return RespCommand.Persist;
                 break;
             case 8:
                 if (upper.SequenceEqual("LASTSAVE"u8)) return RespCommand.LastSave;

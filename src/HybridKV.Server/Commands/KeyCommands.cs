@@ -2,7 +2,7 @@ using HybridKV.Server.Storage;
 
 namespace HybridKV.Server.Commands;
 
-/// <summary>DEL, EXISTS, EXPIRE, PEXPIRE, TTL, PTTL, DBSIZE, SCAN.</summary>
+/// <summary>DEL (UNLINK), EXISTS, PERSIST, EXPIRE, PEXPIRE, TTL, PTTL, DBSIZE, SCAN.</summary>
 internal static class KeyCommands
 {
     public static void Del(CommandContext c, CommandFrame f)
@@ -42,6 +42,22 @@ internal static class KeyCommands
     public static void Ttl(CommandContext c, CommandFrame f) => TimeToLive(c, f[1], millisecondsPerUnit: 1000);
 
     public static void PTtl(CommandContext c, CommandFrame f) => TimeToLive(c, f[1], millisecondsPerUnit: 1);
+
+    /// <summary>PERSIST key: removes the expiry; 1 if the key had one.</summary>
+    public static unsafe void Persist(CommandContext c, CommandFrame f)
+    {
+        ReadOnlySpan<byte> key = f[1];
+        c.Read(key, RespOperation.Expiry);
+        if (!c.Results.Found || c.Results.Number == ValueHeader.NoExpiry)
+        {
+            c.Writer.WriteInteger(0);
+            return;
+        }
+
+        var input = new RespInput(RespOperation.SetExpiry, c.Results, header: ValueHeader.NoExpiry);
+        c.Update(key, in input, Expiration.Never);
+        c.Writer.WriteInteger(c.Results.Applied ? 1 : 0);
+    }
 
     public static async ValueTask DbSizeAsync(CommandContext c, CancellationToken cancellationToken)
     {

@@ -18,9 +18,14 @@ internal enum RespCommand : byte
     Append,
     StrLen,
     GetDel,
+    SetNx,
+    SetEx,
+    PSetEx,
 
     // KeyCommands
     Del,
+    Unlink,
+    Persist,
     Exists,
     Expire,
     PExpire,

@@ -124,6 +124,45 @@ internal static unsafe class StringCommands
         }
     }
 
+    /// <summary>SETNX key value: SET NX replying 1 or 0.</summary>
+    public static void SetNx(CommandContext c, CommandFrame f)
+    {
+        ReadOnlySpan<byte> key = f[1];
+        ReadOnlySpan<byte> value = f[2];
+        c.Read(key, RespOperation.Exists);
+        if (!c.Results.Found)
+        {
+            fixed (byte* data = value)
+            {
+                var input = new RespInput(RespOperation.SetIfAbsent, c.Results, data, value.Length);
+                c.Update(key, in input);
+            }
+        }
+
+        c.Writer.WriteInteger(c.Results.Applied ? 1 : 0);
+    }
+
+    /// <summary>SETEX key seconds value, PSETEX key milliseconds value.</summary>
+    public static void SetEx(CommandContext c, CommandFrame f, long millisecondsPerUnit)
+    {
+        if (!Replies.TryParseLong(f[2], out long amount))
+        {
+            c.Writer.WriteError(Replies.NotInteger);
+            return;
+        }
+
+        if (!TryExpiry(millisecondsPerUnit == 1 ? ExpiryUnit.Milliseconds : ExpiryUnit.Seconds, amount, out long expiryMs))
+        {
+            c.Writer.WriteError(millisecondsPerUnit == 1
+                ? "ERR invalid expire time in 'psetex' command"
+                : "ERR invalid expire time in 'setex' command");
+            return;
+        }
+
+        c.Set(f[1], f[3], expiryMs);
+        c.Writer.WriteOk();
+    }
+
     public static void Incr(CommandContext c, CommandFrame f) => IncrementBy(c, f[1], 1);
 
     public static void Decr(CommandContext c, CommandFrame f) => IncrementBy(c, f[1], -1);
