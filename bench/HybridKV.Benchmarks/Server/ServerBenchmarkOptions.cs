@@ -17,6 +17,12 @@ internal sealed record ServerBenchmarkOptions
 
     public int Requests { get; init; } = 500_000;
 
+    /// <summary>
+    /// Requests of every test run against each fresh server before it is measured, the same for every server: the
+    /// first requests pay for page faults on new memory, and on .NET for the JIT's first tiers.
+    /// </summary>
+    public int WarmupRequests { get; init; } = 300_000;
+
     /// <summary>redis-benchmark's -r: keys are drawn from this many.</summary>
     public int KeySpace { get; init; } = 1_000_000;
 
@@ -41,12 +47,13 @@ internal sealed record ServerBenchmarkOptions
                 "--tests" => options with { Tests = value.Split(',') },
                 "--clients" => options with { Clients = int.Parse(value, CultureInfo.InvariantCulture) },
                 "--requests" => options with { Requests = int.Parse(value, CultureInfo.InvariantCulture) },
+                "--warmup-requests" => options with { WarmupRequests = int.Parse(value, CultureInfo.InvariantCulture) },
                 "--keyspace" => options with { KeySpace = int.Parse(value, CultureInfo.InvariantCulture) },
                 "--garnet-tool-path" => options with { GarnetToolPath = value },
                 "--results" => options with { ResultsDirectory = value },
                 _ => throw new ArgumentException(
                     $"Unknown option {args[i - 1]}. Options: --servers hybridkv,garnet,redis --pipeline 1,16 " +
-                    "--value-bytes 8,100 --tests set,get,incr --clients 50 --requests N --keyspace N " +
+                    "--value-bytes 8,100 --tests set,get,incr --clients 50 --requests N --warmup-requests N --keyspace N " +
                     "--garnet-tool-path DIR --results DIR"),
             };
         }

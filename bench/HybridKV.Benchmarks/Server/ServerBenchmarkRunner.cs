@@ -16,7 +16,8 @@ internal static class ServerBenchmarkRunner
         ServerBenchmarkOptions options = ServerBenchmarkOptions.Parse(args);
         Console.WriteLine($"server benchmark: {string.Join(',', options.Servers)}; tests {string.Join(',', options.Tests)}; " +
                           $"pipeline {string.Join(',', options.Pipelines)}; value bytes {string.Join(',', options.ValueBytes)}; " +
-                          $"{options.Clients} clients; {options.Requests} requests; {options.KeySpace} keys; " +
+                          $"{options.Clients} clients; {options.Requests} requests ({options.WarmupRequests} to warm up); " +
+                          $"{options.KeySpace} keys; " +
                           $"{Environment.ProcessorCount} cores; load {LoadAverage()}");
         var results = new List<ServerBenchmarkResult>();
         foreach (string name in options.Servers)
@@ -25,6 +26,15 @@ internal static class ServerBenchmarkRunner
             {
                 // A fresh server per value size: the keys of one size do not carry over into the next.
                 using ServerUnderTest server = ServerUnderTest.Start(name, options);
+                if (options.WarmupRequests > 0)
+                {
+                    foreach (string test in options.Tests)
+                    {
+                        RedisBenchmarkRun.Run(server, options with { Requests = options.WarmupRequests }, test,
+                            options.Pipelines.Max(), valueBytes);
+                    }
+                }
+
                 foreach (int pipeline in options.Pipelines)
                 {
                     foreach (string test in options.Tests)

@@ -46,6 +46,12 @@ internal sealed class ServerContext
     /// <summary>The port the server listens on (the one bound, when configured as 0).</summary>
     public int Port { get; set; }
 
+    /// <summary>
+    /// Whether some of the log has left memory, so that an operation may go pending on a read from the device (an
+    /// estimate from the log's size; a compaction that shrinks the log makes it false again).
+    /// </summary>
+    public bool MayReadFromDevice => Store.TailAddress - Store.BeginAddress > Store.Settings.MemorySizeBytes;
+
     /// <summary>A new connection's id (CLIENT ID), increasing from 1.</summary>
     public long NextClientId() => Interlocked.Increment(ref _nextClientId);
 }

@@ -49,6 +49,14 @@ internal sealed class RespConnection : IDisposable
             while (true)
             {
                 ReadResult read = await _reader.ReadAsync(stopping).ConfigureAwait(false);
+                if (_server.MayReadFromDevice)
+                {
+                    // The batch may block on a read from the device (a pending operation completes in place): off the
+                    // socket's polling thread first, where inline completions would have run it, so that other
+                    // connections are not held up meanwhile. A store whose log fits in memory never pays this hop.
+                    await Task.Yield();
+                }
+
                 ReadOnlySequence<byte> buffer = read.Buffer;
                 _server.Statistics.AddReceived(buffer.Length - buffered);
                 bool close = false;
