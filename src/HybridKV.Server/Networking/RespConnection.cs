@@ -44,11 +44,24 @@ internal sealed class RespConnection : IDisposable
     public async Task RunAsync(CancellationToken stopping)
     {
         long buffered = 0;
+        // One registration for the connection's life rather than one per read and flush: stopping cancels the pending
+        // read (or the flush to a client that does not read), which ends the loop.
+        using CancellationTokenRegistration stop = stopping.UnsafeRegister(static state =>
+        {
+            var connection = (RespConnection)state!;
+            connection._reader.CancelPendingRead();
+            connection._writer.CancelPendingFlush();
+        }, this);
         try
         {
             while (true)
             {
-                ReadResult read = await _reader.ReadAsync(stopping).ConfigureAwait(false);
+                ReadResult read = await _reader.ReadAsync(CancellationToken.None).ConfigureAwait(false);
+                if (read.IsCanceled)
+                {
+                    return;
+                }
+
                 if (_server.MayReadFromDevice)
                 {
                     // The batch may block on a read from the device (a pending operation completes in place): off the
@@ -179,7 +192,12 @@ internal sealed class RespConnection : IDisposable
                     return BatchEnd.AsyncCommand;
                 }
 
-                _context.Protect();
+                if (commands > 1)
+                {
+                    // From the second command of the batch on: a lone command protects itself as cheaply.
+                    _context.Protect();
+                }
+
                 if (Run(command, frame) == CommandOutcome.Close)
                 {
                     return BatchEnd.Close;
@@ -243,6 +261,10 @@ internal sealed class RespConnection : IDisposable
         }
 
         _server.Statistics.AddSent(pending);
-        await _writer.FlushAsync(stopping).ConfigureAwait(false);
+        FlushResult flushed = await _writer.FlushAsync(CancellationToken.None).ConfigureAwait(false);
+        if (flushed.IsCanceled)
+        {
+            stopping.ThrowIfCancellationRequested();
+        }
     }
 }
