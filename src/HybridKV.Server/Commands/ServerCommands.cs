@@ -64,6 +64,8 @@ internal static class ServerCommands
                     text.Append("# Memory\r\n");
                     Line(text, "used_memory", GC.GetTotalMemory(false) + store.Settings.MemorySizeBytes);
                     Line(text, "used_memory_rss", Process.GetCurrentProcess().WorkingSet64);
+                    // Every byte the process allocated since it started: a measure of allocations per command.
+                    Line(text, "hybridkv_gc_allocated_bytes", GC.GetTotalAllocatedBytes(precise: false));
                     Line(text, "hybridkv_log_memory_bytes", store.Settings.MemorySizeBytes);
                     Line(text, "hybridkv_log_size_bytes", store.TailAddress - store.BeginAddress);
                     Line(text, "hybridkv_log_tail_address", store.TailAddress);

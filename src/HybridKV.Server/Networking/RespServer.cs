@@ -37,8 +37,11 @@ internal sealed class RespServer : IHostedService, IDisposable
     private long _nextConnection;
 
     public RespServer(HybridKVStoreHost<RespStore, RespSession> host, HybridKVSessionPool<RespStore, RespSession> pool,
-        IOptions<RespServerOptions> options, ILoggerFactory loggerFactory, ServerStatistics statistics)
+        IOptions<RespServerOptions> options, ILoggerFactory loggerFactory, ServerStatistics statistics,
+        ServerMetrics metrics)
     {
+        // The meters observe the statistics; taking them here creates them with the server.
+        _ = metrics;
         _host = host;
         _pool = pool;
         _options = options.Value;

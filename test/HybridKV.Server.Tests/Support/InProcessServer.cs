@@ -43,6 +43,7 @@ public sealed class InProcessServer : IAsyncDisposable
         HostApplicationBuilder builder = Host.CreateEmptyApplicationBuilder(new HostApplicationBuilderSettings());
         builder.Logging.AddFakeLogging();
         builder.Logging.SetMinimumLevel(LogLevel.Debug);
+        builder.Services.AddHealthChecks().AddHybridKVServer();
         builder.Services.AddHybridKVServer(null, null,
             store =>
             {

@@ -68,7 +68,15 @@ public sealed partial class ServerProcess : IDisposable
     public async Task<int> InterruptAsync()
     {
         Assert.Equal(0, SendSignal(_process.Id, 2));
-        await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        try
+        {
+            await _process.WaitForExitAsync().WaitAsync(TimeSpan.FromSeconds(60));
+        }
+        catch (TimeoutException)
+        {
+            Assert.Fail($"The server did not stop within a minute of SIGINT:{Environment.NewLine}{Output}");
+        }
+
         return _process.ExitCode;
     }
 
