@@ -31,6 +31,9 @@ internal sealed class RespServer : IHostedService, IDisposable
     private readonly ServerStatistics _statistics;
     private readonly CancellationTokenSource _stopping = new();
     private readonly ConcurrentDictionary<long, Task> _connections = new();
+
+    // The open connections' sockets: closed by force if a connection does not end within the host's stop timeout.
+    private readonly ConcurrentDictionary<long, Socket> _sockets = new();
     private Socket? _listener;
     private Task _accepting = Task.CompletedTask;
     private X509Certificate2? _certificate;
@@ -92,7 +95,23 @@ internal sealed class RespServer : IHostedService, IDisposable
         _listener?.Dispose();
         await _accepting.ConfigureAwait(false);
         int open = _connections.Count;
-        await Task.WhenAll(_connections.Values).WaitAsync(cancellationToken).ConfigureAwait(false);
+        Task closed = Task.WhenAll(_connections.Values);
+        try
+        {
+            await closed.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // A connection that did not end when asked (blocked on a client): its socket is closed under it, so that
+            // its session is disposed before the store takes its final checkpoint.
+            foreach (Socket socket in _sockets.Values)
+            {
+                socket.Dispose();
+            }
+
+            await closed.WaitAsync(TimeSpan.FromSeconds(5), CancellationToken.None).ConfigureAwait(false);
+        }
+
         ServerLog.Stopped(_logger, open);
     }
 
@@ -123,6 +142,7 @@ internal sealed class RespServer : IHostedService, IDisposable
             }
 
             long id = Interlocked.Increment(ref _nextConnection);
+            _sockets[id] = socket;
             _connections[id] = ServeAsync(socket, context, id, stopping);
         }
     }
@@ -193,6 +213,7 @@ internal sealed class RespServer : IHostedService, IDisposable
         {
             await stream.DisposeAsync().ConfigureAwait(false);
             _statistics.Closed();
+            _sockets.TryRemove(id, out _);
             _connections.TryRemove(id, out _);
         }
     }
