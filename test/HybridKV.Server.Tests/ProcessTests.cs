@@ -6,7 +6,7 @@ namespace HybridKV.Server.Tests;
 
 /// <summary>
 /// The server as a separate process, as <c>dotnet run --project src/HybridKV.Server</c> starts it: used by
-/// StackExchange.Redis, stopped with Ctrl+C (SIGINT), killed with SIGKILL during durable writes, restarted.
+/// StackExchange.Redis, stopped as by Ctrl+C (SIGTERM takes the host's same shutdown), killed with SIGKILL during durable writes, restarted.
 /// </summary>
 [Trait("Category", "Server")]
 public sealed class ProcessTests
@@ -15,7 +15,7 @@ public sealed class ProcessTests
     private static readonly string[] NoPeriodicCheckpoints = ["--checkpoint-interval", "01:00:00", "--HybridKV:IndexCheckpointInterval", "01:00:00"];
 
     [Fact]
-    public async Task A_server_process_serves_stackexchange_redis_and_checkpoints_on_ctrl_c()
+    public async Task A_server_process_serves_stackexchange_redis_and_checkpoints_when_stopped()
     {
         using var directory = new TempDirectory();
         using (ServerProcess server = await ServerProcess.StartAsync(directory.Path, NoPeriodicCheckpoints))
@@ -24,7 +24,7 @@ public sealed class ProcessTests
             IDatabase db = redis.GetDatabase();
             await Task.WhenAll(Enumerable.Range(0, 500).Select(i => db.StringSetAsync($"p:{i}", i)));
             Assert.Equal(500, await db.StringIncrementAsync("p:counter", 500));
-            Assert.Equal(0, await server.InterruptAsync());
+            Assert.Equal(0, await server.TerminateAsync());
             Assert.Contains("stopped: every operation is durable", server.Output, StringComparison.Ordinal);
         }
 
