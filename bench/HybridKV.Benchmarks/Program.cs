@@ -9,9 +9,16 @@ using HybridKV.Benchmarks.LargerThanMemory;
 //                                                             (acknowledged durable writes through the hosting package)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- device-probe [--depths 1,16,64] [--dir D]
 //                                                             (raw random reads vs HybridKV's reads from storage)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- server [--pipeline 1,16] [--value-bytes 8,100]
+//     [--tests set,get,incr] [--clients 50] [--requests N]    (HybridKV's RESP server vs Garnet and redis-server)
 if (args.Length > 0 && args[0] == "ycsb")
 {
     return HybridKV.Benchmarks.Ycsb.YcsbRunner.Run(args[1..]);
+}
+
+if (args.Length > 0 && args[0] == "server")
+{
+    return HybridKV.Benchmarks.Server.ServerBenchmarkRunner.Run(args[1..]);
 }
 
 if (args.Length > 0 && args[0] == "device-probe")

@@ -1,0 +1,71 @@
+using System.Text;
+
+namespace HybridKV.Server.Hosting;
+
+/// <summary>
+/// Where the RESP server listens and what it allows. Bound from configuration (by default the section
+/// <c>HybridKV:Server</c>) and validated when the host starts; the store's own options stay in <c>HybridKV</c>.
+/// </summary>
+public sealed class RespServerOptions
+{
+    /// <summary>The configuration section bound by default.</summary>
+    public const string DefaultSectionName = "HybridKV:Server";
+
+    private string? _requirePass;
+    private byte[] _requirePassBytes = [];
+
+    /// <summary>
+    /// The address to listen on. Default <c>127.0.0.1</c> (loopback only): listening on other interfaces is a choice
+    /// to make together with <see cref="RequirePass"/> and TLS.
+    /// </summary>
+    public string BindAddress { get; set; } = "127.0.0.1";
+
+    /// <summary>The TCP port, from 0 (any free port: the bound one is logged and in <c>INFO server</c>) to 65535. Default 6379.</summary>
+    public int Port { get; set; } = 6379;
+
+    /// <summary>The most connections at once; one more is told <c>-ERR max number of clients reached</c> and closed. Default 1000.</summary>
+    public int MaxConnections { get; set; } = 1000;
+
+    /// <summary>The longest argument (key or value) a request may carry, in bytes. Default 512 KiB; a key and value
+    /// together must also fit in one of the store's log pages.</summary>
+    public int MaxBulkLength { get; set; } = 512 * 1024;
+
+    /// <summary>The most arguments a command may have (its name included). Default 65,536.</summary>
+    public int MaxArguments { get; set; } = 65_536;
+
+    /// <summary>The most bytes one request may take while it is still arriving. Default 64 MiB.</summary>
+    public long MaxRequestBytes { get; set; } = 64L << 20;
+
+    /// <summary>
+    /// How many reply bytes a connection buffers before it stops running commands and waits for the client to read
+    /// them. Default 1 MiB.
+    /// </summary>
+    public long MaxPendingOutputBytes { get; set; } = 1L << 20;
+
+    /// <summary>
+    /// The password of the <c>default</c> user (Redis's <c>requirepass</c>): when set, a connection must <c>AUTH</c>
+    /// (or <c>HELLO … AUTH</c>) before any other command. Never logged. Default none.
+    /// </summary>
+    public string? RequirePass
+    {
+        get => _requirePass;
+        set
+        {
+            _requirePass = string.IsNullOrEmpty(value) ? null : value;
+            _requirePassBytes = _requirePass is null ? [] : Encoding.UTF8.GetBytes(_requirePass);
+        }
+    }
+
+    /// <summary>Whether a connection starts in durable mode (<c>HKV.DURABLE ON</c>): replies to writes only once they
+    /// are durable. Default false.</summary>
+    public bool DurableWrites { get; set; }
+
+    /// <summary>A PKCS#12 (.pfx) file with the server's certificate and key: when set, every connection speaks TLS.</summary>
+    public string? TlsCertificatePath { get; set; }
+
+    /// <summary>The password of <see cref="TlsCertificatePath"/>, if it has one. Never logged.</summary>
+    public string? TlsCertificatePassword { get; set; }
+
+    /// <summary>The password's UTF-8 bytes, compared in constant time.</summary>
+    internal byte[] RequirePassBytes => _requirePassBytes;
+}
