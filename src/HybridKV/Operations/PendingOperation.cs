@@ -21,8 +21,9 @@ internal enum PendingKind : byte
 internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> : IDisposable
 {
     /// <summary>
-    /// Makes the operation the one just issued: everything a previous use left is reset. A session reuses operations
-    /// awaited by nobody (see <c>Session.Park</c>), so that an operation that goes to the device allocates nothing.
+    /// Makes the operation the one just issued: everything a previous use left is reset. A session reuses finished
+    /// operations (see <c>Session.Park</c>), so that an operation that goes to the device allocates no operation and
+    /// no buffer.
     /// </summary>
     public void Start(PendingKind kind, long keyHash, in TKey key, in TValue value, in TInput input, in TOutput output,
         TContext context, long serialNo, long expiry,
@@ -57,7 +58,8 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
     }
 
     /// <summary>Forgets what the finished operation referred to (its caller's context and data), keeping its buffer
-    /// for the next use.</summary>
+    /// for the next use. Its completion stays until the next <see cref="Start"/>: the caller that parked an awaited
+    /// operation reads the task after the attempt returns, when the operation may already be finished and kept.</summary>
     public void Clear()
     {
         Key = default!;
@@ -65,7 +67,6 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         Input = default!;
         Output = default!;
         Context = default!;
-        Completion = null;
         IoError = null;
         NextOnKey = null;
         _ownedKey = null;

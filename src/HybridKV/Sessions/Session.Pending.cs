@@ -68,7 +68,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         TaskCompletionSource<(Status, TOutput)>? completion = waiter == Waiter.CompletePending
             ? null
             : new TaskCompletionSource<(Status, TOutput)>(TaskCreationOptions.RunContinuationsAsynchronously);
-        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation = completion is null ? RentSpare() : new();
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation = RentSpare();
         operation.Start(kind, _engine.KeyHashOf(in key), in key, in value, in input, in output, context, serialNo, expiry,
             completion, drivenInBackground: waiter == Waiter.Background);
         Interlocked.Increment(ref _pendingCount);
@@ -93,9 +93,10 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         return operation;
     }
 
-    // Finished operations that nobody awaited (reported to the completion callback, which is done with them once it
-    // returns), kept with their buffers for the next operations that go pending: a read from the device then allocates
-    // nothing. Awaited ones are not reused: their caller may still look at them.
+    // Finished operations, kept with their buffers for the next operations that go pending, so that a read from the
+    // device allocates no operation and no buffer: one reported to its completion callback once the callback returns,
+    // an awaited one once its task has its result (the caller reads that task right after parking it, possibly after
+    // the operation finished: the task stays on the operation until its next Start, which only the caller does).
     private readonly Stack<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _spare = new();
 
     /// <summary>At most this many finished operations are kept, each with a buffer of a few sectors (up to about 16
@@ -128,6 +129,18 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         operation.Dispose();
+    }
+
+    /// <summary>Finished operations kept for reuse.</summary>
+    internal int SpareCount
+    {
+        get
+        {
+            lock (_spare)
+            {
+                return _spare.Count;
+            }
+        }
     }
 
     /// <summary>Frees the buffers of the operations kept for reuse (the session is closing).</summary>
@@ -308,12 +321,6 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private int Finish(
         PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, Exception? thrown)
     {
-        if (operation.Completion is not null)
-        {
-            // Not reused (see _spare): its buffer goes now.
-            operation.Dispose();
-        }
-
         _cpr.RemovePending(operation.SerialNo);
         PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = _keyOrder.Remove(operation);
         if (next is not null)
@@ -404,6 +411,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             completion.TrySetException(error);
         }
 
+        ReturnSpare(operation);
         return null;
     }
 

@@ -52,6 +52,42 @@ public sealed class AsyncOperationTests : IDisposable
     }
 
     [Fact]
+    public async Task Awaited_reads_from_the_device_reuse_finished_operations_with_their_buffers()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        session.Preload();
+        const int InFlight = 64;
+        int kept = -1;
+        for (int round = 0; round < 3; round++)
+        {
+            // Evicted keys, a different set each round, all in flight at once on the one session.
+            var reads = new Task<ReadResult<long>>[InFlight];
+            for (int i = 0; i < InFlight; i++)
+            {
+                reads[i] = session.ReadAsync((round * InFlight) + i).AsTask();
+            }
+
+            for (int i = 0; i < InFlight; i++)
+            {
+                Assert.Equal(new ReadResult<long>(Status.Ok, (round * InFlight) + i), await reads[i]);
+            }
+
+            Assert.Equal(0, session.PendingCount);
+            if (round == 0)
+            {
+                kept = session.SpareCount;
+                Assert.True(kept > 0, "no awaited operation was kept for reuse");
+            }
+            else
+            {
+                // Later rounds took the kept operations again instead of allocating more.
+                Assert.Equal(kept, session.SpareCount);
+            }
+        }
+    }
+
+    [Fact]
     public async Task CompletePendingAsync_finishes_operations_started_with_the_blocking_methods()
     {
         using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
