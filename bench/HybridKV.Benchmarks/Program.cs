@@ -21,6 +21,11 @@ if (args.Length > 0 && args[0] == "server")
     return HybridKV.Benchmarks.Server.ServerBenchmarkRunner.Run(args[1..]);
 }
 
+if (args.Length > 0 && args[0] == "server-kestrel-host")
+{
+    return HybridKV.Benchmarks.Server.KestrelRespHost.Run(args[1..]);
+}
+
 if (args.Length > 0 && args[0] == "device-probe")
 {
     return HybridKV.Benchmarks.Probes.DeviceProbe.Run(args[1..]);

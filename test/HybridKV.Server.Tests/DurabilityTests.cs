@@ -21,8 +21,9 @@ public sealed class DurabilityTests
 
         // SET, INCRBY, GET, and DEL (an existence check, then the delete): the delete is serial number 5.
         Assert.Equal(5L, await client.CallAsync("HKV.COMMIT"));
+        // Counted as it starts; the scheduler records its end (LastCommit) only after the store has told the session,
+        // so that is not asserted here.
         Assert.True(server.Commits.CheckpointCount > checkpointsBefore);
-        Assert.NotNull(server.Commits.LastCommit);
 
         // Nothing written since: no new checkpoint is needed.
         long checkpoints = server.Commits.CheckpointCount;

@@ -20,9 +20,10 @@ public sealed class RedisCliTests : IClassFixture<ServerFixture>
         string port = _fixture.Server.Port.ToString(System.Globalization.CultureInfo.InvariantCulture);
         string output = await RunAsync(["-p", port],
             "PING\nSET cli:greeting hello\nGET cli:greeting\nINCR cli:n\nINCRBY cli:n 41\nAPPEND cli:greeting \" world\"\n" +
-            "GET cli:greeting\nEXPIRE cli:greeting 100\nTTL cli:greeting\nDEL cli:n\nEXISTS cli:n\nNOSUCH x\nDBSIZE\n");
+            "GET cli:greeting\nEXPIRE cli:greeting 100\nPERSIST cli:greeting\nTTL cli:greeting\nDEL cli:n\nEXISTS cli:n\nNOSUCH x\n" +
+            "DBSIZE\n");
         Assert.Equal(
-            ["PONG", "OK", "hello", "1", "42", "11", "hello world", "1", "100", "1", "0",
+            ["PONG", "OK", "hello", "1", "42", "11", "hello world", "1", "1", "-1", "1", "0",
                 "ERR unknown command 'NOSUCH', with args beginning with: 'x' ", "1"],
             output.Split('\n', StringSplitOptions.RemoveEmptyEntries));
 

@@ -50,11 +50,24 @@ internal sealed class ServerUnderTest : IDisposable
                 // No checkpoint during the run (the peers run without persistence too); the index sized for the keys.
                 foreach (string argument in new[]
                          {
-                             Path.Combine(AppContext.BaseDirectory, "HybridKV.Server.dll"), "--port", p, "--dir", data,
+                             ServerAssembly(), "--port", p, "--dir", data,
                              "--memory", (2L << 30).ToString(CultureInfo.InvariantCulture),
                              "--HybridKV:IndexBuckets", (1 << 21).ToString(CultureInfo.InvariantCulture),
                              "--checkpoint-interval", "01:00:00", "--HybridKV:IndexCheckpointInterval", "01:00:00",
                              "--Logging:LogLevel:Default", "Warning",
+                         })
+                {
+                    start.ArgumentList.Add(argument);
+                }
+
+                break;
+            case "hybridkv-kestrel":
+                data = Path.Combine(Path.GetTempPath(), "hybridkv-kestrel-bench-" + Guid.NewGuid().ToString("N"));
+                start = new ProcessStartInfo("dotnet");
+                foreach (string argument in new[]
+                         {
+                             Path.Combine(AppContext.BaseDirectory, "HybridKV.Benchmarks.dll"), "server-kestrel-host",
+                             "--port", p, "--dir", data,
                          })
                 {
                     start.ArgumentList.Add(argument);
@@ -84,7 +97,7 @@ internal sealed class ServerUnderTest : IDisposable
 
                 break;
             default:
-                throw new ArgumentException($"Unknown server {name}: hybridkv, garnet or redis.");
+                throw new ArgumentException($"Unknown server {name}: hybridkv, hybridkv-kestrel, garnet or redis.");
         }
 
         start.UseShellExecute = false;
@@ -146,6 +159,19 @@ internal sealed class ServerUnderTest : IDisposable
         {
             throw new InvalidOperationException($"{script} failed with {install.ExitCode}.");
         }
+    }
+
+    /// <summary>
+    /// The server's program as its own project built it (same configuration as the runner): its copy beside the runner
+    /// lacks the assemblies that the runner takes from the ASP.NET Core framework (for the Kestrel variant).
+    /// </summary>
+    private static string ServerAssembly()
+    {
+        var output = new DirectoryInfo(AppContext.BaseDirectory.TrimEnd(Path.DirectorySeparatorChar));
+        string framework = output.Name;
+        string configuration = output.Parent!.Name;
+        return Path.Combine(ServerBenchmarkOptions.RepositoryRoot(), "src", "HybridKV.Server", "bin", configuration, framework,
+            "HybridKV.Server.dll");
     }
 
     private static int FreePort()
