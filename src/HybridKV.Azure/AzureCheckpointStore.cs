@@ -87,17 +87,9 @@ public sealed class AzureCheckpointStore : CheckpointStore, IAsyncDisposable
         options ??= new AzureCheckpointStoreOptions();
         options.Validate();
         ILogger logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger<AzureCheckpointStore>();
-        BlobContainerClient container = location.CreateClient(
-            AzurePageBlobDeviceOptions.ClientOptionsWith(options.ClientOptions, options.Retry));
-        if (options.CreateContainer)
-        {
-            await AzureCalls.RunAsync(token => container.CreateIfNotExistsAsync(cancellationToken: token),
-                $"Creating the container '{BlobNames.Display(container.Uri)}'", options.Retry.MaxTotalTime, IoError,
-                cancellationToken).ConfigureAwait(false);
-        }
-
-        BlobLease lease = await BlobLease.AcquireAsync(container, options.BlobPrefix + ".lock", options.Lease.Duration,
-            options.Lease.AcquireTimeout, options.Retry, logger, cancellationToken).ConfigureAwait(false);
+        (BlobContainerClient container, BlobLease lease) = await BlobLease.OpenContainerAsync(location,
+            options.ClientOptions, options.Retry, options.CreateContainer, options.BlobPrefix + ".lock", options.Lease,
+            logger, IoError, cancellationToken).ConfigureAwait(false);
         var store = new AzureCheckpointStore(container, options, lease, logger);
         AzureLog.CheckpointStoreOpened(logger, store.Container, options.BlobPrefix);
         return store;

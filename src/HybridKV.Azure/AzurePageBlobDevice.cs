@@ -101,27 +101,9 @@ public sealed class AzurePageBlobDevice : StorageDevice, IAsyncDisposable
         options ??= new AzurePageBlobDeviceOptions();
         options.Validate();
         ILogger logger = (loggerFactory ?? NullLoggerFactory.Instance).CreateLogger<AzurePageBlobDevice>();
-        BlobContainerClient container = location.CreateClient(
-            AzurePageBlobDeviceOptions.ClientOptionsWith(options.ClientOptions, options.Retry));
-        string display = BlobNames.Display(container.Uri);
-        if (options.CreateContainer)
-        {
-            await AzureCalls.RunAsync(token => container.CreateIfNotExistsAsync(cancellationToken: token),
-                $"Creating the container '{display}'", options.Retry.MaxTotalTime, DeviceError, cancellationToken)
-                .ConfigureAwait(false);
-        }
-
-        BlobLease lease;
-        try
-        {
-            lease = await BlobLease.AcquireAsync(container, options.BlobPrefix + ".lock", options.Lease.Duration,
-                options.Lease.AcquireTimeout, options.Retry, logger, cancellationToken).ConfigureAwait(false);
-        }
-        catch (IOException error) when (error is not BlobStoreInUseException)
-        {
-            throw new StorageDeviceException(error.Message, error.InnerException ?? error);
-        }
-
+        (BlobContainerClient container, BlobLease lease) = await BlobLease.OpenContainerAsync(location,
+            options.ClientOptions, options.Retry, options.CreateContainer, options.BlobPrefix + ".lock", options.Lease,
+            logger, DeviceError, cancellationToken).ConfigureAwait(false);
         var device = new AzurePageBlobDevice(container, options, lease, logger);
         try
         {

@@ -54,6 +54,38 @@ internal sealed class BlobLease : IAsyncDisposable
     public bool IsLost => Volatile.Read(ref _lost) is not null;
 
     /// <summary>
+    /// What a writer of a container does first, the device and the checkpoint store alike: a client for
+    /// <paramref name="location"/>, the container created if <paramref name="createContainer"/>, then the lease on
+    /// <paramref name="leaseBlobName"/>. A failure of Azure Storage surfaces through <paramref name="fail"/>; another
+    /// writer's lease as a <see cref="BlobStoreInUseException"/>.
+    /// </summary>
+    public static async Task<(BlobContainerClient Container, BlobLease Lease)> OpenContainerAsync(
+        AzureBlobLocation location, BlobClientOptions? clientOptions, AzureRetryOptions retry, bool createContainer,
+        string leaseBlobName, AzureLeaseOptions leaseOptions, ILogger logger, AzureCalls.Failure fail,
+        CancellationToken cancellationToken)
+    {
+        BlobContainerClient container = location.CreateClient(
+            AzurePageBlobDeviceOptions.ClientOptionsWith(clientOptions, retry));
+        if (createContainer)
+        {
+            await AzureCalls.RunAsync(token => container.CreateIfNotExistsAsync(cancellationToken: token),
+                $"Creating the container '{BlobNames.Display(container.Uri)}'", retry.MaxTotalTime, fail,
+                cancellationToken).ConfigureAwait(false);
+        }
+
+        try
+        {
+            BlobLease lease = await AcquireAsync(container, leaseBlobName, leaseOptions.Duration,
+                leaseOptions.AcquireTimeout, retry, logger, cancellationToken).ConfigureAwait(false);
+            return (container, lease);
+        }
+        catch (IOException error) when (error is not BlobStoreInUseException)
+        {
+            throw fail(error.Message, error.InnerException ?? error);
+        }
+    }
+
+    /// <summary>
     /// Creates the lease blob if needed and acquires its lease, waiting up to <paramref name="acquireTimeout"/> for a
     /// lease held by another writer to be released or to expire.
     /// </summary>

@@ -29,12 +29,9 @@ public sealed class CounterState
     public List<string> History { get; set; } = [];
 }
 
-public sealed class CounterGrain(
-    [PersistentState("counter", CounterGrain.StorageName)] IPersistentState<CounterState> state,
-    ILocalSiloDetails silo) : Grain, ICounterGrain
+/// <summary>What both counters do with their persisted state.</summary>
+public abstract class CounterGrainBase(IPersistentState<CounterState> state, ILocalSiloDetails silo) : Grain
 {
-    public const string StorageName = "hybridkv";
-
     public async Task<long> AddAsync(long amount)
     {
         state.State.Count += amount;
@@ -58,6 +55,13 @@ public sealed class CounterGrain(
     public Task<string> GetSiloAsync() => Task.FromResult(silo.Name);
 }
 
+public sealed class CounterGrain(
+    [PersistentState("counter", CounterGrain.StorageName)] IPersistentState<CounterState> state,
+    ILocalSiloDetails silo) : CounterGrainBase(state, silo), ICounterGrain
+{
+    public const string StorageName = "hybridkv";
+}
+
 /// <summary>The same counter, always placed on the silo holding its state.</summary>
 public interface IPinnedCounterGrain : ICounterGrain
 {
@@ -66,26 +70,6 @@ public interface IPinnedCounterGrain : ICounterGrain
 [HybridKVPlacement]
 public sealed class PinnedCounterGrain(
     [PersistentState("counter", CounterGrain.StorageName)] IPersistentState<CounterState> state,
-    ILocalSiloDetails silo) : Grain, IPinnedCounterGrain
+    ILocalSiloDetails silo) : CounterGrainBase(state, silo), IPinnedCounterGrain
 {
-    public async Task<long> AddAsync(long amount)
-    {
-        state.State.Count += amount;
-        await state.WriteStateAsync();
-        return state.State.Count;
-    }
-
-    public Task<long> GetAsync() => Task.FromResult(state.State.Count);
-
-    public Task<string?> GetETagAsync() => Task.FromResult(state.Etag);
-
-    public Task ClearAsync() => state.ClearStateAsync();
-
-    public Task DeactivateAsync()
-    {
-        DeactivateOnIdle();
-        return Task.CompletedTask;
-    }
-
-    public Task<string> GetSiloAsync() => Task.FromResult(silo.Name);
 }
