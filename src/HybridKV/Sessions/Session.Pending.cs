@@ -166,6 +166,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         while (Interlocked.CompareExchange(ref _readsDone, operation, top) != top);
 
         _progress.Signal();
+        WakeDriverHere();
     }
 
     /// <summary>
@@ -193,6 +194,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             bool progressed = ContinueReady(out waitingForSpace);
             progressed |= _finished.Count != 0 || (driver != PendingDriver.Background && _deferred.Count != 0);
             Report(driver, ref failures);
+            if (driver != PendingDriver.Background &&
+                (_ready.Count != 0 || Volatile.Read(ref _backgroundCount) == 0))
+            {
+                // This pass may have left the parked driver work (an operation it released on its key that must
+                // retry) or none at all (it finished the last awaited operation): either way the driver must run.
+                WakeDriver();
+            }
+
             return progressed;
         }
         finally
@@ -402,16 +411,20 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
         // A device error fails an awaited operation; the blocking methods report it as Status.Error.
         error ??= finished.Status == Status.Error ? operation.IoError : null;
+        TOutput output = operation.Output;
+
+        // Kept for reuse before its caller resumes, so that the caller's next operation finds it: the caller took the
+        // task when it parked the operation, and only the caller starts a kept one again.
+        ReturnSpare(operation);
         if (error is null)
         {
-            completion.TrySetResult((finished.Status, operation.Output));
+            completion.TrySetResult((finished.Status, output));
         }
         else
         {
             completion.TrySetException(error);
         }
 
-        ReturnSpare(operation);
         return null;
     }
 

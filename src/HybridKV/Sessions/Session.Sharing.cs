@@ -28,32 +28,99 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     // 1 while a background driver is registered.
     private int _driverRunning;
 
+    // 1 while the registered driver is parked: registered, but on no thread until something wakes it.
+    private int _driverParked;
+
+    // Waits of the driver that end at a signal or a timer, whichever comes first: only operations that retry need one.
+    private long _timedWaits;
+
+    /// <summary>How often the background driver waited with a timed recheck (for tests).</summary>
+    internal long TimedWaits => Volatile.Read(ref _timedWaits);
+
     // CompletePendingAsync calls past their first await.
     private int _detachedCompleters;
 
-    /// <summary>Starts the background driver if it is not running (on the caller's thread, after an attempt).</summary>
+    /// <summary>
+    /// Registers the background driver if it is not (on the caller's thread, after parking an awaited operation), and
+    /// wakes it if there is work it can do now. A registered driver with nothing to do is parked: no thread, no timer;
+    /// a device read that lands wakes it.
+    /// </summary>
     private void DriveInBackground()
     {
         if (Interlocked.CompareExchange(ref _driverRunning, 1, 0) == 0)
         {
             Interlocked.Increment(ref _sharers);
-            ThreadPool.UnsafeQueueUserWorkItem(static session => _ = session.DriveAsync(), this, preferLocal: false);
+            Interlocked.Exchange(ref _driverParked, 1);
+        }
+
+        Lock();
+        bool ready = _ready.Count != 0;
+        Unlock();
+        if (ready || Volatile.Read(ref _readsDone) is not null)
+        {
+            WakeDriver();
+        }
+    }
+
+    /// <summary>Runs the parked background driver on the thread pool; nothing if it is running already.</summary>
+    private void WakeDriver()
+    {
+        if (Volatile.Read(ref _driverParked) == 1 && Interlocked.Exchange(ref _driverParked, 0) == 1)
+        {
+            QueueDriver();
         }
     }
 
     /// <summary>
-    /// Finishes awaited operations while any are in flight: continues what is ready, then waits for a device read, for
+    /// Runs the parked background driver on this thread, which completed a device read and holds nothing: one thread
+    /// hop less between the read and its awaiting caller. The driver's passes never block (an operation short of log
+    /// space or in the fuzzy region is retried later), and it goes to the thread pool if the session is busy or it
+    /// must wait.
+    /// </summary>
+    private void WakeDriverHere()
+    {
+        if (Volatile.Read(ref _driverParked) == 1 && Interlocked.Exchange(ref _driverParked, 0) == 1)
+        {
+            _ = DriveAsync(onCompletingThread: true);
+        }
+    }
+
+    private void QueueDriver() =>
+        ThreadPool.UnsafeQueueUserWorkItem(static session => _ = session.DriveAsync(onCompletingThread: false), this,
+            preferLocal: false);
+
+    /// <summary>
+    /// Finishes awaited operations while any are in flight: continues what is ready; parks when every operation left
+    /// waits for a device read or for the operation before it on its key (whoever ends either wakes it); waits for
     /// log space, or (operations in the fuzzy region wait for the epoch, which signals nobody) a short while.
     /// </summary>
-    private async Task DriveAsync()
+    private async Task DriveAsync(bool onCompletingThread)
     {
+        bool retrying = false;
         while (true)
         {
-            Task progress = _progress.NextSignal;
-            Task logSpace = _engine.Log.SpaceSignal;
+            // Taken before the pass only when operations are retrying, so that a wait after it misses no signal; a
+            // driver that parks instead takes none (a taken signal allocates at every read that lands).
+            Task? progress = retrying ? _progress.NextSignal : null;
+            Task? logSpace = retrying ? _engine.Log.SpaceSignal : null;
             bool progressed;
             bool waitingForSpace = false;
-            Lock();
+            if (onCompletingThread)
+            {
+                onCompletingThread = false;
+                if (Interlocked.CompareExchange(ref _lock, 1, 0) != 0)
+                {
+                    // The caller is in a stretch, or this thread is inside a pass of this session (a read that
+                    // completed at once): not here, then.
+                    QueueDriver();
+                    return;
+                }
+            }
+            else
+            {
+                Lock();
+            }
+
             try
             {
                 if (Volatile.Read(ref _backgroundCount) == 0 || _epochEntry < 0)
@@ -64,6 +131,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 }
 
                 progressed = ContinuePendingOnce(PendingDriver.Background, out waitingForSpace);
+                retrying = _ready.Count != 0;
+                if (!progressed && !retrying)
+                {
+                    // Parked under the lock: a caller's pass after this one, which may leave work behind, sees it.
+                    Interlocked.Exchange(ref _driverParked, 1);
+                }
             }
 #pragma warning disable CA1031 // Every awaiting caller receives it.
             catch (Exception error)
@@ -71,6 +144,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 FailContinuable(error);
                 progressed = true;
+                retrying = false;
             }
             finally
             {
@@ -82,9 +156,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 // Wakes a caller waiting in CompletePending for the reports deferred to it.
                 _progress.Signal();
             }
-            else
+            else if (!retrying)
             {
-                await WaitAsync(waitingForSpace ? logSpace : progress, CancellationToken.None).ConfigureAwait(false);
+                // A read that landed during the pass found the driver running, so it is taken up here (unless a wake
+                // since then took it up already).
+                if (Volatile.Read(ref _readsDone) is null || Interlocked.Exchange(ref _driverParked, 0) == 0)
+                {
+                    return;
+                }
+            }
+            else if (progress is not null)
+            {
+                Interlocked.Increment(ref _timedWaits);
+                await WaitAsync(waitingForSpace ? logSpace! : progress, CancellationToken.None).ConfigureAwait(false);
             }
         }
     }

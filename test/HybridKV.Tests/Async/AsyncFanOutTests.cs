@@ -250,6 +250,115 @@ public sealed class AsyncFanOutTests : IDisposable
         }
     }
 
+    [Fact]
+    public async Task Awaited_reads_from_the_device_leave_the_driver_parked_with_no_timed_wait()
+    {
+        using var store = LoadedStore(out CountSession session);
+        using (session)
+        {
+            // One read in flight at a time, then bursts: the driver finishes each read when it lands and otherwise holds
+            // no thread and no timer, so nothing ever waits for the periodic recheck.
+            for (long k = 0; k < 200; k++)
+            {
+                Assert.Equal(new ReadResult<long>(Status.Ok, k * 250 * 3), await session.ReadAsync(k * 250).AsTask().WaitAsync(Guard));
+            }
+
+            for (int round = 0; round < 5; round++)
+            {
+                Task<ReadResult<long>>[] reads = Enumerable.Range(0, 64).Select(i => session.ReadAsync(round * 9_000L + i * 131).AsTask()).ToArray();
+                ReadResult<long>[] results = await Task.WhenAll(reads).WaitAsync(Guard);
+                Assert.Equal(Enumerable.Range(0, 64).Select(i => new ReadResult<long>(Status.Ok, (round * 9_000L + i * 131) * 3)), results);
+            }
+
+            Assert.Equal(0, session.TimedWaits);
+        }
+    }
+
+    [Fact]
+    public async Task An_awaited_read_behind_a_blocking_read_of_its_key_completes_without_CompletePending()
+    {
+        using var held = new HeldReads();
+        CountSession session = held.Session;
+        var context = new CountContext();
+        long output = 0;
+        Assert.Equal(Status.Pending, session.Read(7, 0, ref output, context));
+        Task<ReadResult<long>> read = session.ReadAsync(7).AsTask();
+        Task<Status> update = session.RMWAsync(7, 10).AsTask();
+        Assert.False(read.IsCompleted);
+
+        // Only the blocking read reaches the device; its landing must wake the parked driver, which finishes it (its
+        // report waits for the caller) and then the two awaited operations behind it.
+        held.Release();
+        Assert.Equal(new ReadResult<long>(Status.Ok, 7), await read.WaitAsync(Guard));
+        Assert.Equal(Status.Ok, await update.WaitAsync(Guard));
+        Assert.Equal(0, context.Completions);
+        Assert.True(session.CompletePending(wait: true));
+        Assert.Equal(1, context.Completions);
+        Assert.Equal(7, context.Output);
+        Assert.Equal(new ReadResult<long>(Status.Ok, 17), await session.ReadAsync(7).AsTask().WaitAsync(Guard));
+    }
+
+    [Theory]
+    [InlineData(1)]
+    [InlineData(2)]
+    [InlineData(3)]
+    public async Task Awaited_and_blocking_operations_mixed_on_hot_keys_match_a_model(int seed)
+    {
+        using var store = LoadedStore(out CountSession session);
+        using (session)
+        {
+            // Keys repeat, so operations queue behind each other on their key, awaited and blocking ones mixed; the caller
+            // sometimes drives a pass itself (CompletePending without waiting), which may finish awaited operations and
+            // release others behind them.
+            var random = new Random(seed);
+            var model = new Dictionary<long, long>();
+            var updates = new List<Task<Status>>();
+            var reads = new List<(long Key, long Expected, Task<ReadResult<long>> Read)>();
+            long[] hot = Enumerable.Range(0, 40).Select(_ => random.NextInt64(Keys)).Distinct().ToArray();
+            long Current(long key) => model.TryGetValue(key, out long v) ? v : key * 3;
+            for (int i = 0; i < 3_000; i++)
+            {
+                long key = hot[random.Next(hot.Length)];
+                switch (random.Next(6))
+                {
+                    case 0:
+                        reads.Add((key, Current(key), session.ReadAsync(key).AsTask()));
+                        break;
+                    case 1:
+                    case 2:
+                        updates.Add(session.RMWAsync(key, 1).AsTask());
+                        model[key] = Current(key) + 1;
+                        break;
+                    case 3:
+                        Status status = session.RMW(key, 2);
+                        Assert.True(status is Status.Ok or Status.Pending, $"RMW gave {status}");
+                        model[key] = Current(key) + 2;
+                        break;
+                    case 4:
+                        session.CompletePending();
+                        break;
+                    default:
+                        // An upsert issued after pending operations on its key still takes effect after them.
+                        updates.Add(session.UpsertAsync(key, -key).AsTask());
+                        model[key] = -key;
+                        break;
+                }
+            }
+
+            Assert.All(await Task.WhenAll(updates).WaitAsync(Guard), status => Assert.Equal(Status.Ok, status));
+            foreach ((long key, long expected, Task<ReadResult<long>> read) in reads)
+            {
+                Assert.Equal(new ReadResult<long>(Status.Ok, expected), await read.WaitAsync(Guard));
+            }
+
+            Assert.True(await Task.Run(() => session.CompletePending(wait: true)).WaitAsync(Guard));
+            foreach (long key in hot)
+            {
+                Assert.Equal(new ReadResult<long>(Status.Ok, Current(key)), await session.ReadAsync(key).AsTask().WaitAsync(Guard));
+            }
+        }
+    }
+
     /// <summary>A store of 20,000 keys, most on a device that answers no read until released.</summary>
     private sealed class HeldReads : IDisposable
     {

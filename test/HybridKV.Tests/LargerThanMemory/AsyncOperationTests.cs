@@ -58,7 +58,6 @@ public sealed class AsyncOperationTests : IDisposable
         using var session = store.NewSession();
         session.Preload();
         const int InFlight = 64;
-        int kept = -1;
         for (int round = 0; round < 3; round++)
         {
             // Evicted keys, a different set each round, all in flight at once on the one session.
@@ -74,16 +73,11 @@ public sealed class AsyncOperationTests : IDisposable
             }
 
             Assert.Equal(0, session.PendingCount);
-            if (round == 0)
-            {
-                kept = session.SpareCount;
-                Assert.True(kept > 0, "no awaited operation was kept for reuse");
-            }
-            else
-            {
-                // Later rounds took the kept operations again instead of allocating more.
-                Assert.Equal(kept, session.SpareCount);
-            }
+
+            // Every finished operation was kept (none was freed), and no round allocated more than were in flight at
+            // once: the later rounds took the kept ones again (a read that lands while the caller still issues the
+            // round's others is taken again within the round, so the first round may have needed fewer).
+            Assert.InRange(session.SpareCount, 1, InFlight);
         }
     }
 
