@@ -17,6 +17,64 @@ public sealed class ProtocolTests : IClassFixture<ServerFixture>
     private int Port => _fixture.Server.Port;
 
     [Fact]
+    public async Task A_key_removed_by_several_connections_at_once_is_removed_by_exactly_one()
+    {
+        // A server of its own: the check at the end counts every key.
+        await using InProcessServer server = await InProcessServer.StartAsync();
+        const int Keys = 20_000;
+        const int Connections = 4;
+        await using (RespClient setup = await RespClient.ConnectAsync(server.Port))
+        {
+            for (int k = 0; k < Keys; k += 500)
+            {
+                string[] set = ["MSET", .. Enumerable.Range(k, 500).SelectMany(j => new[] { $"race:{j}", $"{j}" })];
+                Assert.Equal("OK", await setup.CallAsync(set));
+            }
+        }
+
+        RespClient[] clients = await Task.WhenAll(Enumerable.Range(0, Connections).Select(_ => RespClient.ConnectAsync(server.Port)));
+        try
+        {
+            // Every connection removes every key in the same order, all written at once, so that connections reach a
+            // key at the same moment: half with GETDEL, half with DEL. Exactly one of them may get each key.
+            byte[][] requests = [.. Enumerable.Range(0, Connections).Select(n =>
+                Enumerable.Range(0, Keys).SelectMany(k => RespClient.Encode(n % 2 == 0 ? "GETDEL" : "DEL", $"race:{k}")).ToArray())];
+            Task<object?[]>[] replies = [.. clients.Select(client => Task.Run(async () =>
+            {
+                var received = new object?[Keys];
+                for (int k = 0; k < Keys; k++)
+                {
+                    received[k] = await client.ReadAsync();
+                }
+
+                return received;
+            }))];
+            await Task.WhenAll(clients.Select((client, n) => client.SendAsync(requests[n])));
+            object?[][] results = await Task.WhenAll(replies);
+
+            for (int k = 0; k < Keys; k++)
+            {
+                int removers = results.Count(r => r[k] is string value ? value == $"{k}" : r[k] is 1L);
+                Assert.True(removers == 1, $"race:{k} was removed by {removers} connections, not exactly one");
+            }
+        }
+        finally
+        {
+            foreach (RespClient client in clients)
+            {
+                await client.DisposeAsync();
+            }
+        }
+
+        // What the removals leave behind is invisible, and a key starts afresh.
+        await using RespClient after = await RespClient.ConnectAsync(server.Port);
+        Assert.Equal(0L, await after.CallAsync(["EXISTS", .. Enumerable.Range(0, 1_000).Select(k => $"race:{k}")]));
+        Assert.Equal(0L, await after.CallAsync("DBSIZE"));
+        Assert.Equal(1L, await after.CallAsync("INCR", "race:7"));
+        Assert.Equal(-1L, await after.CallAsync("TTL", "race:7"));
+    }
+
+    [Fact]
     public async Task A_pipeline_written_at_once_gets_every_reply_in_order()
     {
         await using RespClient client = await RespClient.ConnectAsync(Port);

@@ -166,20 +166,19 @@ internal sealed unsafe class CommandContext : IDisposable
         }
     }
 
-    /// <summary>Deletes <paramref name="key"/>.</summary>
-    public void Delete(ReadOnlySpan<byte> key)
+    /// <summary>
+    /// Removes <paramref name="key"/> in one read-modify-write, so that of two connections removing it only one finds
+    /// its value: the value becomes a placeholder whose record has already expired (reads and scans skip it, compaction
+    /// drops it as it would a tombstone). The results say whether there was a live value and, with
+    /// <paramref name="take"/>, hold it.
+    /// </summary>
+    public void Remove(ReadOnlySpan<byte> key, bool take)
     {
-        fixed (byte* keyBytes = key)
-        {
-            var keyArgument = new VarBytes(keyBytes, key.Length);
-            if (Session.Delete(in keyArgument) == Status.Pending)
-            {
-                Complete();
-            }
-
-            LastWriteSerialNo = Session.LastSerialNo;
-        }
+        var input = new RespInput(take ? RespOperation.TakeAndRemove : RespOperation.Remove, Results);
+        Update(key, in input, AlreadyExpired);
     }
+
+    private static readonly Expiration AlreadyExpired = Expiration.At(DateTimeOffset.UnixEpoch);
 
     /// <summary>The expiry of a record written at <paramref name="expiryMs"/> (Unix milliseconds).</summary>
     public static Expiration ExpirationAt(long expiryMs) =>

@@ -11,12 +11,13 @@ internal static class KeyCommands
         for (int i = 1; i < f.Count; i++)
         {
             // A delete alone cannot tell whether the key held a value (the store appends a tombstone without reading
-            // a record on the device), and DEL replies with how many did.
+            // a record on the device), and DEL replies with how many did: the removal decides that atomically, so two
+            // connections deleting one key count it once. The check before it writes nothing for a missing key.
             c.Read(f[i], RespOperation.Exists);
             if (c.Results.Found)
             {
-                c.Delete(f[i]);
-                deleted++;
+                c.Remove(f[i], take: false);
+                deleted += c.Results.Found ? 1 : 0;
             }
         }
 
@@ -190,8 +191,8 @@ internal static class KeyCommands
         if (amount <= 0)
         {
             // An expiry now or in the past deletes the key, as in Redis.
-            c.Delete(key);
-            c.Writer.WriteInteger(1);
+            c.Remove(key, take: false);
+            c.Writer.WriteInteger(c.Results.Found ? 1 : 0);
             return;
         }
 

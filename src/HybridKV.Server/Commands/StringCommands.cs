@@ -209,10 +209,11 @@ internal static unsafe class StringCommands
 
     public static void GetDel(CommandContext c, CommandFrame f)
     {
-        c.Read(f[1], RespOperation.Get);
+        // The check writes nothing for a missing key; the removal itself decides, atomically, what this GETDEL got.
+        c.Read(f[1], RespOperation.Exists);
         if (c.Results.Found)
         {
-            c.Delete(f[1]);
+            c.Remove(f[1], take: true);
         }
 
         WriteValueOrNull(c);

@@ -45,7 +45,8 @@ internal readonly struct RespFunctions : IFunctions<VarBytes, VarBytes, RespInpu
     public int GetInitialValueLength(in VarBytes key, in RespInput input) => input.Operation switch
     {
         RespOperation.IncrementBy => ValueHeader.Size + FormattedLength(input.Number),
-        RespOperation.SetIfPresent or RespOperation.SetExpiry => ValueHeader.Size,
+        RespOperation.SetIfPresent or RespOperation.SetExpiry or RespOperation.Remove or RespOperation.TakeAndRemove =>
+            ValueHeader.Size,
         _ => ValueHeader.Size + input.DataLength,
     };
 
@@ -69,6 +70,9 @@ internal readonly struct RespFunctions : IFunctions<VarBytes, VarBytes, RespInpu
             case RespOperation.SetIfPresent:
             case RespOperation.SetAndGet:
                 return ValueHeader.Size + input.DataLength;
+            case RespOperation.Remove:
+            case RespOperation.TakeAndRemove:
+                return ValueHeader.Size;
             default:
                 return old.Length;
         }
@@ -88,8 +92,11 @@ internal readonly struct RespFunctions : IFunctions<VarBytes, VarBytes, RespInpu
                 break;
             case RespOperation.SetIfPresent:
             case RespOperation.SetExpiry:
+            case RespOperation.Remove:
+            case RespOperation.TakeAndRemove:
                 ValueHeader.Write(destination, ValueHeader.Placeholder);
                 results.Applied = false;
+                results.Found = false;
                 break;
             default:
                 // Append, SetIfAbsent, SetAndGet: the value is the data.
@@ -214,6 +221,20 @@ internal readonly struct RespFunctions : IFunctions<VarBytes, VarBytes, RespInpu
                 Keep(old, ref value, inPlace);
                 ValueHeader.Write(value.AsSpan(), input.Header);
                 results.Applied = true;
+                return;
+            case RespOperation.TakeAndRemove:
+            case RespOperation.Remove:
+                // The store never passes an expired value to an updater, but the header's copy of the expiry may
+                // have passed since it checked: such a value counts as gone already, as a read would have said.
+                results.Found = ValueHeader.IsLive(header);
+                if (results.Found && input.Operation == RespOperation.TakeAndRemove)
+                {
+                    results.SetValue(ValueHeader.Payload(old));
+                }
+
+                results.Applied = results.Found;
+                value.Length = ValueHeader.Size;
+                ValueHeader.Write(value.AsSpan(), ValueHeader.Placeholder);
                 return;
             default:
                 Keep(old, ref value, inPlace);

@@ -32,4 +32,11 @@ internal enum RespOperation : byte
 
     /// <summary>RMW: set the expiry of an existing value; a placeholder when it does not exist.</summary>
     SetExpiry,
+
+    /// <summary>RMW: replace the value with a placeholder (DEL), saying whether there was one; the command gives the
+    /// record an expiry already past, so that compaction drops it as it would a tombstone.</summary>
+    Remove,
+
+    /// <summary>RMW: as <see cref="Remove"/>, copying the value to the results first (GETDEL).</summary>
+    TakeAndRemove,
 }
