@@ -27,7 +27,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     {
         BeginAsync(cancellationToken);
         TOutput output = default!;
-        OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context,
+        OperationStatus status = Attempt<ReadKind>(in key, default!, in input, ref output, context,
             ExpiryTime.Keep, Waiter.Background, TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         return pending is null
             ? new ValueTask<ReadResult<TOutput>>(new ReadResult<TOutput>(ToStatus(status), output))
@@ -40,7 +40,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while waiting;
     /// the upsert itself still completes.</exception>
     public ValueTask<Status> UpsertAsync(TKey key, TValue value, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.Upsert, in key, in value, default!, default!, ExpiryTime.Keep, cancellationToken);
+        UpdateAsync<UpsertKind>(in key, in value, default!, default!, ExpiryTime.Keep, cancellationToken);
 
     /// <summary>
     /// Inserts or overwrites a value that expires as <paramref name="expiration"/> says (a time to live counts from
@@ -52,7 +52,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// the upsert itself still completes.</exception>
     public ValueTask<Status> UpsertAsync(
         TKey key, TValue value, Expiration expiration, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.Upsert, in key, in value, default!, default!, ExpiryOf(expiration), cancellationToken);
+        UpdateAsync<UpsertKind>(in key, in value, default!, default!, ExpiryOf(expiration), cancellationToken);
 
     /// <summary>Read-modify-write, awaiting the device or log space as needed.</summary>
     /// <returns><see cref="Status.Ok"/>.</returns>
@@ -62,7 +62,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// the update itself still completes.</exception>
     public ValueTask<Status> RMWAsync(
         TKey key, TInput input, TContext context = default!, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.RMW, in key, default!, in input, context, ExpiryTime.Keep, cancellationToken);
+        UpdateAsync<RmwKind>(in key, default!, in input, context, ExpiryTime.Keep, cancellationToken);
 
     /// <summary>
     /// Read-modify-write whose resulting value expires as <paramref name="expiration"/> says (a time to live counts
@@ -76,7 +76,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public ValueTask<Status> RMWAsync(
         TKey key, TInput input, Expiration expiration, TContext context = default!,
         CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.RMW, in key, default!, in input, context, ExpiryOf(expiration), cancellationToken);
+        UpdateAsync<RmwKind>(in key, default!, in input, context, ExpiryOf(expiration), cancellationToken);
 
     /// <summary>Deletes a key, awaiting log space or an earlier operation on the key as needed (never the device).</summary>
     /// <returns><see cref="Status.Ok"/>, or <see cref="Status.NotFound"/> if memory or the index shows the key absent
@@ -86,7 +86,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// the delete itself still completes.</exception>
     public ValueTask<Status> DeleteAsync(
         TKey key, TContext context = default!, CancellationToken cancellationToken = default) =>
-        UpdateAsync(PendingKind.Delete, in key, default!, default!, context, ExpiryTime.Keep, cancellationToken);
+        UpdateAsync<DeleteKind>(in key, default!, default!, context, ExpiryTime.Keep, cancellationToken);
 
     /// <summary>
     /// Completes every pending operation of this session (those of the blocking methods, reported to their
@@ -155,13 +155,14 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         cancellationToken.ThrowIfCancellationRequested();
     }
 
-    private ValueTask<Status> UpdateAsync(
-        PendingKind kind, in TKey key, in TValue value, in TInput input, TContext context, long expiry,
+    private ValueTask<Status> UpdateAsync<TKind>(
+        in TKey key, in TValue value, in TInput input, TContext context, long expiry,
         CancellationToken cancellationToken)
+        where TKind : struct, IOperationKind
     {
         BeginAsync(cancellationToken);
         TOutput output = default!;
-        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, expiry, Waiter.Background,
+        OperationStatus status = Attempt<TKind>(in key, in value, in input, ref output, context, expiry, Waiter.Background,
             TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         return pending is null
             ? new ValueTask<Status>(ToStatus(status))

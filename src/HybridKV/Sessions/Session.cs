@@ -154,7 +154,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// session).</returns>
     public Status Read(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        return ToStatus(Attempt(PendingKind.Read, in key, default!, in input, ref output, context, ExpiryTime.Keep,
+        return ToStatus(Attempt<ReadKind>(in key, default!, in input, ref output, context, ExpiryTime.Keep,
             Waiter.CompletePending,
             TakeSerialNo(), out _));
     }
@@ -167,7 +167,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <exception cref="Devices.StorageDeviceException">The device could not read the record.</exception>
     internal Status ReadAndWait(in TKey key, in TInput input, ref TOutput output, TContext context)
     {
-        OperationStatus status = Attempt(PendingKind.Read, in key, default!, in input, ref output, context,
+        OperationStatus status = Attempt<ReadKind>(in key, default!, in input, ref output, context,
             ExpiryTime.Keep, Waiter.Caller,
             TakeSerialNo(), out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending);
         if (pending is null)
@@ -191,7 +191,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Upsert(in TKey key, in TValue value)
     {
         TOutput output = default!;
-        return Run(PendingKind.Upsert, in key, in value, default!, ref output, default!, ExpiryTime.Keep);
+        return Run<UpsertKind>(in key, in value, default!, ref output, default!, ExpiryTime.Keep);
     }
 
     /// <summary>
@@ -203,7 +203,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Upsert(in TKey key, in TValue value, Expiration expiration)
     {
         TOutput output = default!;
-        return Run(PendingKind.Upsert, in key, in value, default!, ref output, default!, ExpiryOf(expiration));
+        return Run<UpsertKind>(in key, in value, default!, ref output, default!, ExpiryOf(expiration));
     }
 
     /// <summary>Read-modify-write with the default context.</summary>
@@ -219,7 +219,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status RMW(in TKey key, in TInput input, TContext context)
     {
         TOutput output = default!;
-        return Run(PendingKind.RMW, in key, default!, in input, ref output, context, ExpiryTime.Keep);
+        return Run<RmwKind>(in key, default!, in input, ref output, context, ExpiryTime.Keep);
     }
 
     /// <summary>Read-modify-write whose resulting value expires as <paramref name="expiration"/> says, with the default
@@ -235,7 +235,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status RMW(in TKey key, in TInput input, Expiration expiration, TContext context)
     {
         TOutput output = default!;
-        return Run(PendingKind.RMW, in key, default!, in input, ref output, context, ExpiryOf(expiration));
+        return Run<RmwKind>(in key, default!, in input, ref output, context, ExpiryOf(expiration));
     }
 
     /// <summary>Deletes a key with the default context.</summary>
@@ -250,7 +250,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     public Status Delete(in TKey key, TContext context)
     {
         TOutput output = default!;
-        return Run(PendingKind.Delete, in key, default!, default!, ref output, context, ExpiryTime.Keep);
+        return Run<DeleteKind>(in key, default!, default!, ref output, context, ExpiryTime.Keep);
     }
 
     /// <summary>An <see cref="Expiration"/> as the record stores it, a time to live counted from now.</summary>
@@ -260,17 +260,18 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// Runs an update to a final status or to pending, blocking while the log makes room: the operation keeps its
     /// serial number across the waits.
     /// </summary>
-    private Status Run(
-        PendingKind kind, in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context, long expiry)
+    private Status Run<TKind>(
+        in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context, long expiry)
+        where TKind : struct, IOperationKind
     {
         long serialNo = TakeSerialNo();
-        OperationStatus status = Attempt(kind, in key, in value, in input, ref output, context, expiry,
+        OperationStatus status = Attempt<TKind>(in key, in value, in input, ref output, context, expiry,
             Waiter.CompletePending, serialNo, out _);
         while (status == OperationStatus.RetryLater)
         {
             // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
             Task logSpace = _engine.Log.SpaceSignal;
-            status = Attempt(kind, in key, in value, in input, ref output, context, expiry, Waiter.CompletePending,
+            status = Attempt<TKind>(in key, in value, in input, ref output, context, expiry, Waiter.CompletePending,
                 serialNo, out _);
             if (status == OperationStatus.RetryLater)
             {
