@@ -105,20 +105,16 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             Task? logSpace = retrying ? _engine.Log.SpaceSignal : null;
             bool progressed;
             bool waitingForSpace = false;
-            if (onCompletingThread)
-            {
-                onCompletingThread = false;
-                if (Interlocked.CompareExchange(ref _lock, 1, 0) != 0)
-                {
-                    // The caller is in a stretch, or this thread is inside a pass of this session (a read that
-                    // completed at once): not here, then.
-                    QueueDriver();
-                    return;
-                }
-            }
-            else
+            if (!onCompletingThread)
             {
                 Lock();
+            }
+            else if (Interlocked.CompareExchange(ref _lock, 1, 0) != 0)
+            {
+                // The caller is in a stretch, or this thread is inside a pass of this session (a read that completed
+                // at once): the completing thread neither spins nor waits, so the thread pool takes over.
+                QueueDriver();
+                return;
             }
 
             try
@@ -164,6 +160,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 {
                     return;
                 }
+            }
+            else if (onCompletingThread)
+            {
+                // Operations must retry, which means waiting: not on the completing thread.
+                QueueDriver();
+                return;
             }
             else if (progress is not null)
             {
