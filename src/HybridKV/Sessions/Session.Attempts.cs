@@ -27,7 +27,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// <summary>
     /// An operation's kind as a type argument: <see cref="Attempt"/> is compiled once per kind (a struct type argument
     /// gets its own code, and the kind is a constant in it), so a read runs a method that holds only the read's path
-    /// rather than one that inlines all four operations (7.7 KB of machine code, whose size cost the read path spills).
+    /// rather than one that inlines all four operations (7.7 KB of machine code, in which the read path spilled registers).
     /// </summary>
     private interface IOperationKind
     {
