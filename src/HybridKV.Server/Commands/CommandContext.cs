@@ -91,7 +91,24 @@ internal sealed unsafe class CommandContext : IDisposable
     }
 
     /// <summary>Reads <paramref name="key"/>; the results say what was found.</summary>
-    public void Read(ReadOnlySpan<byte> key, RespOperation operation)
+    public void Read(ReadOnlySpan<byte> key, RespOperation operation) => ReadOrDefer(key, operation, defer: false);
+
+    /// <summary>
+    /// Whether a read that must wait for the device is left pending rather than waited for on this thread, for the
+    /// commands that can finish later (<see cref="CommandOutcome.Deferred"/>): set while the store's log is larger than
+    /// its memory.
+    /// </summary>
+    public bool DeferDeviceReads { get; set; }
+
+    /// <summary>
+    /// Reads <paramref name="key"/> as <see cref="Read"/> does, except that with <see cref="DeferDeviceReads"/> a read
+    /// that must wait for the device is left pending: false, and the results are filled once the session's pending
+    /// operations complete.
+    /// </summary>
+    public bool ReadOrDefer(ReadOnlySpan<byte> key, RespOperation operation) =>
+        ReadOrDefer(key, operation, DeferDeviceReads);
+
+    private bool ReadOrDefer(ReadOnlySpan<byte> key, RespOperation operation, bool defer)
     {
         Results.Reset();
         fixed (byte* keyBytes = key)
@@ -101,9 +118,16 @@ internal sealed unsafe class CommandContext : IDisposable
             Empty output = default;
             if (Session.Read(in keyArgument, in input, ref output, default) == Status.Pending)
             {
+                if (defer)
+                {
+                    return false;
+                }
+
                 Complete();
             }
         }
+
+        return true;
     }
 
     /// <summary>Read-modify-write of <paramref name="key"/>, the value keeping its expiry.</summary>

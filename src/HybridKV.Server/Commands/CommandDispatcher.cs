@@ -44,7 +44,7 @@ internal static class CommandDispatcher
     {
         switch (command)
         {
-            case RespCommand.Get: StringCommands.Get(c, f); break;
+            case RespCommand.Get: return StringCommands.Get(c, f);
             case RespCommand.Set: StringCommands.Set(c, f); break;
             case RespCommand.Incr: StringCommands.Incr(c, f); break;
             case RespCommand.IncrBy: StringCommands.IncrBy(c, f); break;
@@ -82,6 +82,17 @@ internal static class CommandDispatcher
         }
 
         return CommandOutcome.Done;
+    }
+
+    /// <summary>Writes the reply of a command that returned <see cref="CommandOutcome.Deferred"/>, once the session's
+    /// pending operations have completed.</summary>
+    public static void FinishDeferred(CommandContext c, RespCommand command)
+    {
+        switch (command)
+        {
+            case RespCommand.Get: StringCommands.FinishGet(c); break;
+            default: throw new InvalidOperationException($"{command} is never deferred.");
+        }
     }
 
     /// <summary>Runs an asynchronous command (<see cref="CanRun"/> passed) on its copied arguments.</summary>

@@ -5,11 +5,19 @@ namespace HybridKV.Server.Commands;
 /// <summary>GET, SET, MGET, MSET, INCR/DECR(BY), APPEND, STRLEN, GETDEL.</summary>
 internal static unsafe class StringCommands
 {
-    public static void Get(CommandContext c, CommandFrame f)
+    public static CommandOutcome Get(CommandContext c, CommandFrame f)
     {
-        c.Read(f[1], RespOperation.Get);
+        if (!c.ReadOrDefer(f[1], RespOperation.Get))
+        {
+            return CommandOutcome.Deferred;
+        }
+
         WriteValueOrNull(c);
+        return CommandOutcome.Done;
     }
+
+    /// <summary>The reply of a GET whose read was deferred, once it has completed.</summary>
+    public static void FinishGet(CommandContext c) => WriteValueOrNull(c);
 
     public static void MGet(CommandContext c, CommandFrame f)
     {

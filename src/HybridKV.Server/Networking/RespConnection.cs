@@ -62,11 +62,13 @@ internal sealed class RespConnection : IDisposable
                     return;
                 }
 
-                if (_server.MayReadFromDevice)
+                _context.DeferDeviceReads = _server.MayReadFromDevice;
+                if (_context.DeferDeviceReads)
                 {
-                    // The batch may block on a read from the device (a pending operation completes in place): off the
-                    // socket's polling thread first, where inline completions would have run it, so that other
-                    // connections are not held up meanwhile. A store whose log fits in memory never pays this hop.
+                    // A GET that reads the device is finished below without holding a thread, but other commands
+                    // complete their pending operation in place: off the socket's polling thread first, where inline
+                    // completions would have run the batch, so that other connections are not held up meanwhile. A
+                    // store whose log fits in memory never pays this hop.
                     await Task.Yield();
                 }
 
@@ -85,6 +87,20 @@ internal sealed class RespConnection : IDisposable
                     if (end == BatchEnd.OutputFull)
                     {
                         await FlushAsync(stopping).ConfigureAwait(false);
+                        continue;
+                    }
+
+                    if (end == BatchEnd.Deferred)
+                    {
+                        // The replies before it go out while the device reads; the session's own read is all that is
+                        // pending, outside protection, and its reply follows them in order.
+                        await FlushAsync(stopping).ConfigureAwait(false);
+                        if (!await FinishDeferredAsync(waiting, stopping).ConfigureAwait(false))
+                        {
+                            close = true;
+                            break;
+                        }
+
                         continue;
                     }
 
@@ -123,13 +139,33 @@ internal sealed class RespConnection : IDisposable
         NeedMoreData,
         AsyncCommand,
         OutputFull,
+        Deferred,
         Close,
+    }
+
+    /// <summary>Completes the deferred command's read and writes its reply; false (an error written) when it failed.</summary>
+    private async ValueTask<bool> FinishDeferredAsync(RespCommand command, CancellationToken stopping)
+    {
+        try
+        {
+            await _context.Session.CompletePendingAsync(stopping).ConfigureAwait(false);
+        }
+        catch (Exception error) when (error is not (OperationCanceledException or OutOfMemoryException))
+        {
+            ServerLog.CommandFailed(_server.Logger, _context.ClientId, error);
+            _context.Writer.WriteError($"ERR internal error ({error.GetType().Name}); closing the connection");
+            return false;
+        }
+
+        CommandDispatcher.FinishDeferred(_context, command);
+        return true;
     }
 
     /// <summary>
     /// Runs whole commands from the start of <paramref name="buffer"/>, inside one epoch protection, until the buffer
-    /// ends, a command must run asynchronously (returned in <paramref name="waiting"/> with copied arguments), the
-    /// output is full, or the connection must close. <paramref name="buffer"/> is left at the first command not run.
+    /// ends, a command must run asynchronously (returned in <paramref name="waiting"/> with copied arguments), a
+    /// command's read was deferred (returned in <paramref name="waiting"/>; its reply is not written yet), the output is
+    /// full, or the connection must close. <paramref name="buffer"/> is left at the first command not run.
     /// </summary>
     private BatchEnd RunBatch(ref ReadOnlySequence<byte> buffer, bool completed, out RespCommand waiting, out byte[][]? args)
     {
@@ -198,9 +234,16 @@ internal sealed class RespConnection : IDisposable
                     _context.Protect();
                 }
 
-                if (Run(command, frame) == CommandOutcome.Close)
+                CommandOutcome outcome = Run(command, frame);
+                if (outcome == CommandOutcome.Close)
                 {
                     return BatchEnd.Close;
+                }
+
+                if (outcome == CommandOutcome.Deferred)
+                {
+                    waiting = command;
+                    return BatchEnd.Deferred;
                 }
             }
 

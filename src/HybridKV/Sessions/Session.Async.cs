@@ -118,10 +118,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 Task logSpace = _engine.Log.SpaceSignal;
                 bool progressed;
                 bool waitingForSpace;
+                bool retrying;
                 Lock();
                 try
                 {
                     progressed = ContinuePendingOnce(PendingDriver.Detached, out waitingForSpace, ref failures);
+                    retrying = _ready.Count != 0;
                 }
                 finally
                 {
@@ -134,9 +136,20 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                     return;
                 }
 
-                if (!progressed)
+                if (progressed)
+                {
+                    continue;
+                }
+
+                if (retrying)
                 {
                     await WaitAsync(waitingForSpace ? logSpace : progress, cancellationToken).ConfigureAwait(false);
+                }
+                else
+                {
+                    // Every operation left waits for a device read or for the one before it on its key, and whoever
+                    // ends either signals: no timed recheck.
+                    await progress.WaitAsync(cancellationToken).ConfigureAwait(false);
                 }
             }
         }
