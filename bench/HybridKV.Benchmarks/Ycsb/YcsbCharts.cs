@@ -38,44 +38,13 @@ public static class YcsbCharts
     {
         string[] stores = [.. results.Select(r => r.Store).Distinct()];
         (string Workload, int Threads)[] groups = [.. results.Select(r => (r.Workload, r.Threads)).Distinct()];
-        var palette = new ScottPlot.Palettes.Category10();
         var plot = new Plot();
-        var bars = new List<Bar>();
-        double width = 0.8 / stores.Length;
-        for (int g = 0; g < groups.Length; g++)
-        {
-            for (int s = 0; s < stores.Length; s++)
-            {
-                YcsbResult? result = results.FirstOrDefault(r =>
-                    r.Store == stores[s] && r.Workload == groups[g].Workload && r.Threads == groups[g].Threads);
-                if (result is null || result.Median <= 0)
-                {
-                    continue;
-                }
-
-                bars.Add(new Bar
-                {
-                    Position = g + ((s - ((stores.Length - 1) / 2.0)) * width),
-                    Value = Math.Log10(result.Median),
-                    ValueBase = 3,
-                    Size = width * 0.95,
-                    FillColor = palette.GetColor(s),
-                    LineWidth = 0,
-                });
-            }
-        }
-
-        plot.Add.Bars(bars);
-        for (int s = 0; s < stores.Length; s++)
-        {
-            plot.Legend.ManualItems.Add(new LegendItem { LabelText = stores[s], FillColor = palette.GetColor(s) });
-        }
-
-        plot.ShowLegend(Alignment.UpperRight);
-        plot.Axes.Bottom.SetTicks(
-            [.. Enumerable.Range(0, groups.Length).Select(g => (double)g)],
-            [.. groups.Select(g => $"{g.Workload}\nthreads={g.Threads}")]);
-        plot.Axes.Bottom.TickLabelStyle.FontSize = 10;
+        IReadOnlyList<Bar> bars = GroupedBars.Add(plot, stores, [.. groups.Select(g => $"{g.Workload}\nthreads={g.Threads}")],
+            (s, g) => results.FirstOrDefault(r =>
+                    r.Store == stores[s] && r.Workload == groups[g].Workload && r.Threads == groups[g].Threads) is { Median: > 0 } result
+                ? Math.Log10(result.Median)
+                : null,
+            Alignment.UpperRight, valueBase: 3);
         double[] decades = [3, 4, 5, 6, 7, 8];
         plot.Axes.Left.SetTicks(decades, ["1K", "10K", "100K", "1M", "10M", "100M"]);
         plot.Axes.SetLimitsY(3, Math.Max(7, Math.Ceiling(bars.Select(b => b.Value).DefaultIfEmpty(7).Max() + 0.8)));

@@ -152,8 +152,7 @@ internal sealed class RespConnection : IDisposable
         }
         catch (Exception error) when (error is not (OperationCanceledException or OutOfMemoryException))
         {
-            ServerLog.CommandFailed(_server.Logger, _context.ClientId, error);
-            _context.Writer.WriteError($"ERR internal error ({error.GetType().Name}); closing the connection");
+            Failed(error);
             return false;
         }
 
@@ -270,10 +269,17 @@ internal sealed class RespConnection : IDisposable
         }
         catch (Exception error) when (error is not OutOfMemoryException)
         {
-            ServerLog.CommandFailed(_server.Logger, _context.ClientId, error);
-            _context.Writer.WriteError($"ERR internal error ({error.GetType().Name}); closing the connection");
+            Failed(error);
             return CommandOutcome.Close;
         }
+    }
+
+    /// <summary>A command failed in the store or a callback: logged, and told to the client before the connection
+    /// closes.</summary>
+    private void Failed(Exception error)
+    {
+        ServerLog.CommandFailed(_server.Logger, _context.ClientId, error);
+        _context.Writer.WriteError($"ERR internal error ({error.GetType().Name}); closing the connection");
     }
 
     private BatchEnd Reject(string error)

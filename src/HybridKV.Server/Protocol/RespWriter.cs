@@ -29,25 +29,20 @@ internal sealed class RespWriter
     public void WriteOk() => WriteRaw("+OK\r\n"u8);
 
     /// <summary>A simple string: <paramref name="text"/> must hold no CR or LF.</summary>
-    public void WriteSimpleString(ReadOnlySpan<byte> text)
+    public void WriteSimpleString(ReadOnlySpan<byte> text) => WriteLine((byte)'+', text);
+
+    /// <summary>An error reply; <paramref name="message"/> starts with its code (<c>ERR</c>, <c>WRONGTYPE</c>…).</summary>
+    public void WriteError(ReadOnlySpan<byte> message) => WriteLine((byte)'-', message);
+
+    /// <summary>A one-line reply: its type byte, <paramref name="text"/> (no CR or LF), CRLF.</summary>
+    private void WriteLine(byte type, ReadOnlySpan<byte> text)
     {
         Span<byte> span = _output.GetSpan(text.Length + 3);
-        span[0] = (byte)'+';
+        span[0] = type;
         text.CopyTo(span[1..]);
         span[text.Length + 1] = (byte)'\r';
         span[text.Length + 2] = (byte)'\n';
         _output.Advance(text.Length + 3);
-    }
-
-    /// <summary>An error reply; <paramref name="message"/> starts with its code (<c>ERR</c>, <c>WRONGTYPE</c>…).</summary>
-    public void WriteError(ReadOnlySpan<byte> message)
-    {
-        Span<byte> span = _output.GetSpan(message.Length + 3);
-        span[0] = (byte)'-';
-        message.CopyTo(span[1..]);
-        span[message.Length + 1] = (byte)'\r';
-        span[message.Length + 2] = (byte)'\n';
-        _output.Advance(message.Length + 3);
     }
 
     /// <summary>An error reply built at run time; CR and LF in it are replaced by spaces.</summary>

@@ -141,16 +141,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                     continue;
                 }
 
-                if (retrying)
-                {
-                    await WaitAsync(waitingForSpace ? logSpace : progress, cancellationToken).ConfigureAwait(false);
-                }
-                else
-                {
-                    // Every operation left waits for a device read or for the one before it on its key, and whoever
-                    // ends either signals: no timed recheck.
-                    await progress.WaitAsync(cancellationToken).ConfigureAwait(false);
-                }
+                await WaitAsync(waitingForSpace ? logSpace : progress, retrying, cancellationToken).ConfigureAwait(false);
             }
         }
         finally
@@ -198,11 +189,19 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// Waits for a signal, but at most <see cref="RecheckInterval"/>: fuzzy-region operations wait for the epoch, which
-    /// signals nobody, so they are simply tried again.
+    /// Waits for a signal; while operations are <paramref name="retrying"/>, at most <see cref="RecheckInterval"/>:
+    /// fuzzy-region operations wait for the epoch, which signals nobody, so they are simply tried again. Otherwise every
+    /// operation left waits for a device read or for the one before it on its key, and whoever ends either signals, so
+    /// no timer is needed.
     /// </summary>
-    private static async Task WaitAsync(Task signal, CancellationToken cancellationToken)
+    private static async Task WaitAsync(Task signal, bool retrying, CancellationToken cancellationToken)
     {
+        if (!retrying)
+        {
+            await signal.WaitAsync(cancellationToken).ConfigureAwait(false);
+            return;
+        }
+
         Task delay = Task.Delay(RecheckInterval, cancellationToken);
         await Task.WhenAny(signal, delay).ConfigureAwait(false);
         cancellationToken.ThrowIfCancellationRequested();

@@ -170,7 +170,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             else if (progress is not null)
             {
                 Interlocked.Increment(ref _timedWaits);
-                await WaitAsync(waitingForSpace ? logSpace! : progress, CancellationToken.None).ConfigureAwait(false);
+                await WaitAsync(waitingForSpace ? logSpace! : progress, retrying: true, CancellationToken.None)
+                    .ConfigureAwait(false);
             }
         }
     }
