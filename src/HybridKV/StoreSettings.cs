@@ -107,7 +107,9 @@ public sealed record StoreSettings
     /// what the last compaction kept (variable-length records). From
     /// <see cref="MinLogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>, or 0 for no automatic compaction
     /// (<c>CompactAsync</c> still works). Default 2. Needs a log device; runs in the background, concurrently with
-    /// operations and checkpoints.
+    /// operations and checkpoints. When a compaction made writers wait (<see cref="LogSizeLimitRatio"/>), the next
+    /// eight start as soon as the log is more than <see cref="MinLogCompactionRatio"/> times the live data (the count
+    /// starts again at each that makes them wait): compaction then runs back to back while writers outpace it.
     /// </summary>
     public double LogCompactionRatio { get; init; } = 2;
 

@@ -16,7 +16,10 @@ namespace HybridKV.Compaction;
 /// when the log is more than the ratio times the live data: for fixed-size records, the index's entries times the
 /// record size; otherwise what the last compaction kept (before the first, at once). While an automatic compaction
 /// runs and the log is over <see cref="StoreSettings.LogSizeLimitRatio"/> times the live data, writers wait at page
-/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn).
+/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn). After an automatic compaction that made
+/// writers wait, the next one starts as soon as the log is more than <see cref="StoreSettings.MinLogCompactionRatio"/>
+/// times the live data: compaction has fallen behind the writers, and waiting for the ratio again would only have them
+/// wait at the limit again.
 /// </remarks>
 internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
@@ -34,6 +37,10 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private long _compactions;
     private long _bytesCopied;
     private long _bytesReclaimed;
+
+    // How many more automatic compactions start early: EagerCompactions after one that made writers wait at page
+    // turns, one fewer after each that did not.
+    private int _eagerLeft;
 
     // 1 while index entries may lead below the begin address for another reason than a compaction's drops (a store
     // opened from a checkpoint, the begin address moved by hand): the next compaction sweeps the index whatever it drops.
@@ -162,8 +169,14 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 try
                 {
+                    long held = _engine.Log.PageTurnsHeld;
                     await CompactAsync(until, WriterLimit(limitRatio, minBytes), maxWait, CancellationToken.None)
                         .ConfigureAwait(false);
+                    if (FellBehind(heldWriters: _engine.Log.PageTurnsHeld > held))
+                    {
+                        StoreLog.CompactionFellBehind(_logger, StoreSettings.MinLogCompactionRatio);
+                    }
+
                     backoff = TimeSpan.Zero;
                 }
                 catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
@@ -192,6 +205,25 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
     }
 
+    /// <summary>
+    /// Records whether the compaction that just ended made writers wait; true if it did while compactions were not
+    /// starting early (the moment worth a log line).
+    /// </summary>
+    /// <remarks>
+    /// Early for several compactions, not one: with writers faster than the ratio leaves room for, an early compaction
+    /// makes none wait, and a policy that went back to the ratio after one early compaction would hold them every other
+    /// time.
+    /// </remarks>
+    private bool FellBehind(bool heldWriters)
+    {
+        int before = _eagerLeft;
+        _eagerLeft = heldWriters ? EagerCompactions : Math.Max(0, before - 1);
+        return heldWriters && before == 0;
+    }
+
+    /// <summary>How many compactions start early after one that made writers wait.</summary>
+    private const int EagerCompactions = 8;
+
     /// <summary>Where the policy would compact to now, or null if not yet.</summary>
     internal long? NextCompactionUntil(double ratio, long minBytes)
     {
@@ -203,7 +235,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         long live = LiveBytesNow();
-        if (live >= 0 && size <= ratio * live)
+        double due = Volatile.Read(ref _eagerLeft) > 0 ? Math.Min(ratio, StoreSettings.MinLogCompactionRatio) : ratio;
+        if (live >= 0 && size <= due * live)
         {
             return null;
         }
@@ -234,11 +267,14 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     private long _indexCountedAt;
+    private long _indexCountedTail;
     private long _indexLiveBytes = -1;
 
     /// <summary>
-    /// The live data as best known now: with fixed-size records, the index's entries times the record size (counted
-    /// at most once a second: a scan of the index); otherwise what the last compaction kept, or -1 before one ran.
+    /// The live data as best known now: with fixed-size records, the index's entries times the record size (a scan of
+    /// the index, counted again once a second or once the log has grown by more than the live data the last count
+    /// found, since a store being filled may have many more keys by then); otherwise what the last compaction kept, or
+    /// -1 before one ran.
     /// </summary>
     private long LiveBytesNow()
     {
@@ -248,10 +284,12 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         long now = Environment.TickCount64;
-        if ((_indexLiveBytes < 0 || now - _indexCountedAt >= 1000) &&
+        long tail = _engine.Log.TailAddress;
+        if ((_indexLiveBytes < 0 || now - _indexCountedAt >= 1000 || tail - _indexCountedTail > _indexLiveBytes) &&
             _engine.Index.TryCountEntriesFrom(_engine.Log.BeginAddress) is long entries)
         {
             _indexCountedAt = now;
+            _indexCountedTail = tail;
             _indexLiveBytes = entries * Log.LogRecord<TKey, TValue>.FixedSize;
         }
 

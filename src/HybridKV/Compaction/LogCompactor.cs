@@ -27,6 +27,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     private readonly LogReader<TKey, TValue> _reader;
     private readonly LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions> _tracer;
     private readonly DeviceChecks<TKey> _checks = new();
+    private readonly ChecksAhead<TKey> _checksAhead = new();
     private readonly CandidateRecords<TKey, TValue> _candidates = new();
 
     public LogCompactor(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, int epochEntry)
@@ -51,11 +52,14 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// page at a time, and traces each record's chain from its key's index entry through memory (under protection, a
     /// batch of records at a time): a record the entry leads to is live (to be copied); one the chain passes below
     /// without meeting is dead; a chain that continues on the device at a newer record becomes a check
-    /// (<see cref="DeviceChecks{TKey}"/>). The checks, put in page order, are answered by one read per page they
-    /// touch (or a read per record where a page has only a few): the record at the cursor has the key (dead), or it is
-    /// another key sharing the entry (a tag collision, rare: copied if the exact trace finds it live). The live records
-    /// were kept when found (<see cref="CandidateRecords{TKey, TValue}"/>) and are copied in batches, their buckets
-    /// prefetched, each linked by a CAS only if the index still leads to it. Memory: three pages, the checks (at most
+    /// (<see cref="DeviceChecks{TKey}"/>): the record at the cursor has the key (dead), or it is another key sharing
+    /// the entry (a tag collision, rare: copied if the exact trace finds it live). A check whose cursor lies further
+    /// on in the range is answered when the range's page holding it is read (<see cref="ChecksAhead{TKey}"/>); the
+    /// others, put in page order after the copies (with those the copies add), by one read per page they touch (or a
+    /// read per record where a page has only a few). The device's bandwidth is what these reads are bound by: each
+    /// page is read once per compaction. The live records were kept when found
+    /// (<see cref="CandidateRecords{TKey, TValue}"/>) and are copied in batches, their buckets prefetched, each linked
+    /// by a CAS only if the index still leads to it. Memory: three pages, the checks (at most twice
     /// <see cref="DeviceChecks{TKey}.Capacity"/>; a full batch is answered before the range goes on) and the kept
     /// records (at most <see cref="CandidateRecords{TKey, TValue}.Capacity"/>; the rest are read again).
     /// </summary>
@@ -75,12 +79,13 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         var exact = new List<long>();
         var counts = new Counts();
         _checks.Clear();
+        _checksAhead.Start(from, until, System.Numerics.BitOperations.Log2((ulong)log.PageSize));
         _candidates.Clear();
         for (long page = from & ~pageMask; page < until; page += log.PageSize)
         {
             long start = Math.Max(from, page);
             long end = Math.Min(until, page + log.PageSize);
-            await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
+            bool fromDevice = await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
             if (page + log.PageSize < until)
             {
                 _reader.ReadAhead(page + log.PageSize, Math.Min(until, page + (2L * log.PageSize)), cancellationToken);
@@ -123,7 +128,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                             case Liveness.Live:
                                 toCopy.Add(address);
                                 break;
-                            case Liveness.OnDevice:
+                            case Liveness.OnDevice when !_checksAhead.TryAdd(trace.Cursor, address, in key):
                                 _checks.Add(trace.Cursor, address, in key);
                                 break;
                         }
@@ -135,6 +140,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 }
             }
 
+            AnswerChecksAhead(page, fromDevice, exact);
+
             if (_checks.IsFull)
             {
                 await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
@@ -143,12 +150,9 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             cancellationToken.ThrowIfCancellationRequested();
         }
 
-        await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
-
         // Copies open pages at the tail, so writers a compaction holds back (HybridLog.WriterHold) would write into
         // them: the hold lets writers add as much as is copied, and holds them at the limit again once it is done.
         log.PauseHold(((long)_candidates.Count + toCopy.Count) * LogRecord<TKey, TValue>.MaxFixedSize);
-        _checks.Clear();
         for (int next = 0; next < _candidates.Count;)
         {
             next = CopyCandidates(next, ref counts, out Task? space);
@@ -168,9 +172,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             counts.Add(await CopyOrCheckAsync(address, cancellationToken).ConfigureAwait(false));
         }
 
-        // Candidates whose key was written again since (the newer record already on the device): dead, unless the
-        // record there is another key's. Those few take the exact trace, each read alone. Writers wait again
-        // meanwhile, and until the caller has moved the begin address.
+        // The checks of the range's records and those of candidates whose key was written again since (the newer
+        // record already on the device), answered by one read of each page their cursors touch. The few whose record
+        // at the cursor is another key's take the exact trace, each read alone. Writers wait again meanwhile, and
+        // until the caller has moved the begin address.
         log.ResumeHold();
         await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
         exact.Sort();
@@ -187,6 +192,28 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
         _candidates.Clear();
         return new CompactionResult(from, until, counts.Examined, counts.Copied, counts.BytesCopied, counts.TombstonesDropped);
+    }
+
+    /// <summary>
+    /// Answers the checks held for <paramref name="page"/> of the range, which the reader holds: those of earlier
+    /// pages' records, and of this page's own, whose cursor lies in it.
+    /// </summary>
+    private void AnswerChecksAhead(long page, bool fromDevice, List<long> collisions)
+    {
+        for (int i = _checksAhead.FirstOf(page); i >= 0;)
+        {
+            int next = _checksAhead.Next(i);
+            if (next >= 0)
+            {
+                _reader.PrefetchPageRecord(_checksAhead[next].Cursor);
+            }
+
+            ref readonly DeviceChecks<TKey>.Check check = ref _checksAhead[i];
+            Answer(check, _reader.PageRecordAt(check.Cursor), fromDevice, collisions);
+            i = next;
+        }
+
+        _checksAhead.Answered(page);
     }
 
     /// <summary>
