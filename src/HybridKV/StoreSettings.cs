@@ -107,9 +107,7 @@ public sealed record StoreSettings
     /// what the last compaction kept (variable-length records). From
     /// <see cref="MinLogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>, or 0 for no automatic compaction
     /// (<c>CompactAsync</c> still works). Default 2. Needs a log device; runs in the background, concurrently with
-    /// operations and checkpoints. When a compaction made writers wait (<see cref="LogSizeLimitRatio"/>), the next
-    /// eight start as soon as the log is more than <see cref="MinLogCompactionRatio"/> times the live data (the count
-    /// starts again at each that makes them wait): compaction then runs back to back while writers outpace it.
+    /// operations and checkpoints.
     /// </summary>
     public double LogCompactionRatio { get; init; } = 2;
 
@@ -129,7 +127,8 @@ public sealed record StoreSettings
 
     /// <summary>
     /// Writer backpressure for automatic compaction: while a compaction runs and the log (tail minus begin address) is
-    /// larger than this many times the live data (and larger than the memory plus
+    /// larger than this many times the live data, less what the compaction is expected to copy (what the last one
+    /// copied), and larger than the memory plus
     /// <see cref="LogCompactionMinBytes"/>, which no compaction can go below), operations that need a new page wait at
     /// the page turn, outside epoch protection, until the compaction has moved the begin address (they go on while it
     /// copies records), each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the page opens: a

@@ -16,10 +16,7 @@ namespace HybridKV.Compaction;
 /// when the log is more than the ratio times the live data: for fixed-size records, the index's entries times the
 /// record size; otherwise what the last compaction kept (before the first, at once). While an automatic compaction
 /// runs and the log is over <see cref="StoreSettings.LogSizeLimitRatio"/> times the live data, writers wait at page
-/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn). After an automatic compaction that made
-/// writers wait, the next one starts as soon as the log is more than <see cref="StoreSettings.MinLogCompactionRatio"/>
-/// times the live data: compaction has fallen behind the writers, and waiting for the ratio again would only have them
-/// wait at the limit again.
+/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn).
 /// </remarks>
 internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
@@ -36,11 +33,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private long _estimatedLiveBytes = -1;
     private long _compactions;
     private long _bytesCopied;
+    private long _lastBytesCopied;
     private long _bytesReclaimed;
-
-    // How many more automatic compactions start early: EagerCompactions after one that made writers wait at page
-    // turns, one fewer after each that did not.
-    private int _eagerLeft;
 
     // 1 while index entries may lead below the begin address for another reason than a compaction's drops (a store
     // opened from a checkpoint, the begin address moved by hand): the next compaction sweeps the index whatever it drops.
@@ -134,6 +128,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 (long)((double)result.BytesCopied / range * Math.Max(range, tail - from)));
             Interlocked.Increment(ref _compactions);
             Interlocked.Add(ref _bytesCopied, result.BytesCopied);
+            Interlocked.Exchange(ref _lastBytesCopied, result.BytesCopied);
             Interlocked.Add(ref _bytesReclaimed, range);
             StoreLog.Compacted(_logger, from, until, result.RecordsCopied, result.BytesCopied, result.RecordsExamined,
                 result.TombstonesDropped, reclaimed, started.Elapsed.TotalMilliseconds);
@@ -169,14 +164,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             {
                 try
                 {
-                    long held = _engine.Log.PageTurnsHeld;
-                    await CompactAsync(until, WriterLimit(limitRatio, minBytes), maxWait, CancellationToken.None)
+                    await CompactAsync(until, WriterLimit(limitRatio, minBytes, until), maxWait, CancellationToken.None)
                         .ConfigureAwait(false);
-                    if (FellBehind(heldWriters: _engine.Log.PageTurnsHeld > held))
-                    {
-                        StoreLog.CompactionFellBehind(_logger, StoreSettings.MinLogCompactionRatio);
-                    }
-
                     backoff = TimeSpan.Zero;
                 }
                 catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
@@ -205,25 +194,6 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
     }
 
-    /// <summary>
-    /// Records whether the compaction that just ended made writers wait; true if it did while compactions were not
-    /// starting early (the moment worth a log line).
-    /// </summary>
-    /// <remarks>
-    /// Early for several compactions, not one: with writers faster than the ratio leaves room for, an early compaction
-    /// makes none wait, and a policy that went back to the ratio after one early compaction would hold them every other
-    /// time.
-    /// </remarks>
-    private bool FellBehind(bool heldWriters)
-    {
-        int before = _eagerLeft;
-        _eagerLeft = heldWriters ? EagerCompactions : Math.Max(0, before - 1);
-        return heldWriters && before == 0;
-    }
-
-    /// <summary>How many compactions start early after one that made writers wait.</summary>
-    private const int EagerCompactions = 8;
-
     /// <summary>Where the policy would compact to now, or null if not yet.</summary>
     internal long? NextCompactionUntil(double ratio, long minBytes)
     {
@@ -235,8 +205,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         long live = LiveBytesNow();
-        double due = Volatile.Read(ref _eagerLeft) > 0 ? Math.Min(ratio, StoreSettings.MinLogCompactionRatio) : ratio;
-        if (live >= 0 && size <= due * live)
+        if (live >= 0 && size <= ratio * live)
         {
             return null;
         }
@@ -252,10 +221,17 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// The log size above which writers wait while a compaction runs: <paramref name="limitRatio"/> times the live data,
-    /// but never below what compaction cannot go under (the memory's pages and the minimum), or no limit.
+    /// The log size above which writers wait while a compaction to <paramref name="until"/> runs:
+    /// <paramref name="limitRatio"/> times the live data, less what the compaction is expected to copy (writers may add
+    /// as much as it copies: see <see cref="Log.HybridLog.PauseHold"/>), but never below what compaction cannot go under
+    /// (the memory's pages and the minimum), or no limit.
     /// </summary>
-    private long WriterLimit(double limitRatio, long minBytes)
+    /// <remarks>
+    /// The expected copies: what the last compaction copied, or before the first, the range's share of the live data.
+    /// A limit that left them out let the log pass it by a compaction's copies: 2.9x the live data at a limit of 2.5x,
+    /// when the first compaction after loading a zipf soak's keys copied a third of them.
+    /// </remarks>
+    private long WriterLimit(double limitRatio, long minBytes, long until)
     {
         long live = LiveBytesNow();
         if (limitRatio <= 0 || live < 0)
@@ -263,19 +239,29 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             return long.MaxValue;
         }
 
-        return Math.Max((long)(limitRatio * live), (long)_engine.Log.BufferPages * _engine.Log.PageSize + minBytes);
+        long begin = _engine.Log.BeginAddress;
+        long size = Math.Max(1, _engine.Log.TailAddress - begin);
+        long copies = Interlocked.Read(ref _compactions) > 0 ? Interlocked.Read(ref _lastBytesCopied)
+            : (long)((double)live * Math.Min(until - begin, size) / size);
+        return Math.Max((long)(limitRatio * live) - copies,
+            (long)_engine.Log.BufferPages * _engine.Log.PageSize + minBytes);
     }
 
     private long _indexCountedAt;
     private long _indexCountedTail;
     private long _indexLiveBytes = -1;
+    private bool _indexLiveGrew;
 
     /// <summary>
     /// The live data as best known now: with fixed-size records, the index's entries times the record size (a scan of
-    /// the index, counted again once a second or once the log has grown by more than the live data the last count
-    /// found, since a store being filled may have many more keys by then); otherwise what the last compaction kept, or
-    /// -1 before one ran.
+    /// the index, counted again once a second, and while the count keeps rising, also once the log has grown by half
+    /// the live data last counted); otherwise what the last compaction kept, or -1 before one ran.
     /// </summary>
+    /// <remarks>
+    /// A store being filled has many more keys a second later: a count that old made the policy compact records that
+    /// were all live, and hold writers at a limit computed from it. Counted again as it grows, the estimate is never
+    /// below two thirds of the log while every record is live, so the default ratio of 2 is not reached.
+    /// </remarks>
     private long LiveBytesNow()
     {
         if (Log.LogRecord<TKey, TValue>.IsVariable)
@@ -285,12 +271,15 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
 
         long now = Environment.TickCount64;
         long tail = _engine.Log.TailAddress;
-        if ((_indexLiveBytes < 0 || now - _indexCountedAt >= 1000 || tail - _indexCountedTail > _indexLiveBytes) &&
+        if ((_indexLiveBytes < 0 || now - _indexCountedAt >= 1000 ||
+             (_indexLiveGrew && tail - _indexCountedTail > _indexLiveBytes / 2)) &&
             _engine.Index.TryCountEntriesFrom(_engine.Log.BeginAddress) is long entries)
         {
+            long live = entries * Log.LogRecord<TKey, TValue>.FixedSize;
+            _indexLiveGrew = live > _indexLiveBytes;
             _indexCountedAt = now;
             _indexCountedTail = tail;
-            _indexLiveBytes = entries * Log.LogRecord<TKey, TValue>.FixedSize;
+            _indexLiveBytes = live;
         }
 
         return _indexLiveBytes;

@@ -62,9 +62,4 @@ internal static partial class StoreLog
         Message = "Automatic log compaction failed; it tries again in {RetrySeconds} s at the earliest. The log is " +
                   "intact: a compaction that stops part way leaves copies that change no value")]
     public static partial void CompactionFailed(ILogger logger, Exception error, double retrySeconds);
-
-    [LoggerMessage(EventId = 13, Level = LogLevel.Information,
-        Message = "Log compaction fell behind the writers, who waited for it at page turns; compactions now start as " +
-                  "soon as the log is more than {Ratio} times its live data, until one runs without making them wait")]
-    public static partial void CompactionFellBehind(ILogger logger, double ratio);
 }

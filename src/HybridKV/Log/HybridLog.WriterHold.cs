@@ -31,6 +31,10 @@ internal sealed partial class HybridLog
     /// <summary>How many page turns a compaction's hold refused (each makes its writer wait and try again).</summary>
     internal long PageTurnsHeld => Interlocked.Read(ref _pageTurnsHeld);
 
+    /// <summary>The log size the hold set by <see cref="HoldWritersAbove"/> limits writers to (long.MaxValue with
+    /// none), before any allowance for copies.</summary>
+    internal long HoldLimit => Volatile.Read(ref _holdLimit);
+
     /// <summary>
     /// Holds page turns while the log is larger than <paramref name="logBytes"/>, until <see cref="ReleaseWriters"/>,
     /// each for at most <paramref name="maxWait"/>; turns by <paramref name="exemptEntry"/> always go on.
