@@ -5,13 +5,16 @@ namespace HybridKV.Compaction;
 /// per page of that range until the compaction reads the cursor's page anyway: answered from that page, they cost no
 /// read of their own. A list per page, linked through an array, so that a page's checks are found without sorting.
 /// </summary>
-/// <remarks>Memory: up to <see cref="DeviceChecks{TKey}.Capacity"/> checks and a word per page of the range,
-/// allocated as first needed and kept for the next compaction; past the capacity, checks go to the
-/// <see cref="DeviceChecks{TKey}"/>, answered by reading their pages again.</remarks>
+/// <remarks>Memory: up to <see cref="DeviceChecks{TKey}.Capacity"/> checks and a word per page of the range (its first
+/// <see cref="MaxPages"/> pages), allocated as first needed and kept for the next compaction; past either, checks go to
+/// the <see cref="DeviceChecks{TKey}"/>, answered by reading their pages again.</remarks>
 internal sealed class ChecksAhead<TKey>
     where TKey : unmanaged
 {
     private const int None = -1;
+
+    /// <summary>The most pages of a range whose checks are held (a word each).</summary>
+    public const int MaxPages = 1 << 16;
 
     private DeviceChecks<TKey>.Check[] _checks = new DeviceChecks<TKey>.Check[1 << 12];
     private int[] _next = new int[1 << 12];
@@ -22,14 +25,14 @@ internal sealed class ChecksAhead<TKey>
     private int _count;
 
     /// <summary>Forgets every check and holds checks for the pages of [<paramref name="from"/>,
-    /// <paramref name="until"/>) from now on.</summary>
+    /// <paramref name="until"/>) (at most <see cref="MaxPages"/> of them) from now on.</summary>
     public void Start(long from, long until, int pageBits)
     {
         _from = from & ~((1L << pageBits) - 1);
-        _until = until;
+        _until = Math.Min(until, _from + ((long)MaxPages << pageBits));
         _pageBits = pageBits;
         _count = 0;
-        int pages = checked((int)(((until - _from) >> pageBits) + 1));
+        int pages = (int)(((_until - _from) >> pageBits) + 1);
         if (_firstByPage.Length < pages)
         {
             _firstByPage = new int[pages];
@@ -64,7 +67,7 @@ internal sealed class ChecksAhead<TKey>
 
     /// <summary>The first check held for the page at <paramref name="page"/> (then <see cref="Next"/>), or a negative
     /// number if none is.</summary>
-    public int FirstOf(long page) => _firstByPage[PageIndex(page)];
+    public int FirstOf(long page) => page < _until ? _firstByPage[PageIndex(page)] : None;
 
     /// <summary>The check held after <paramref name="index"/> for the same page, or a negative number.</summary>
     public int Next(int index) => _next[index];
@@ -73,7 +76,13 @@ internal sealed class ChecksAhead<TKey>
     public ref readonly DeviceChecks<TKey>.Check this[int index] => ref _checks[index];
 
     /// <summary>Forgets the checks of the page at <paramref name="page"/> (answered).</summary>
-    public void Answered(long page) => _firstByPage[PageIndex(page)] = None;
+    public void Answered(long page)
+    {
+        if (page < _until)
+        {
+            _firstByPage[PageIndex(page)] = None;
+        }
+    }
 
     private int PageIndex(long address)
     {
