@@ -141,7 +141,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         if (_engine.Log.HasDevice)
         {
             _logCompaction = new Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-                _engine, ShiftBeginCoreAsync, _logger, _stopping.Token);
+                _engine, ShiftBeginCore, _logger, _stopping.Token);
         }
 
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount, () => _memoryCompactor,
@@ -196,7 +196,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
                 $"address ({HeadAddress}); records above the head are still in memory.");
         }
 
-        await ShiftBeginCoreAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
+        await ShiftBeginCore(newBeginAddress, cancellationToken).Truncated.ConfigureAwait(false);
         _logCompaction?.BeginShiftedByHand();
     }
 
@@ -310,11 +310,19 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
     }
 
-    /// <summary>Moves the begin address toward <paramref name="newBeginAddress"/>, no further than a running scan
-    /// still reads, and deletes what no checkpoint needs; returns where it moved.</summary>
-    private async Task<long> ShiftBeginCoreAsync(long newBeginAddress, CancellationToken cancellationToken)
+    /// <summary>
+    /// Moves the begin address toward <paramref name="newBeginAddress"/>, no further than a running scan still reads,
+    /// and starts deleting what no checkpoint needs below it once no operation can still read there. Returns where it
+    /// moved and the deletion.
+    /// </summary>
+    private (long Address, Task Truncated) ShiftBeginCore(long newBeginAddress, CancellationToken cancellationToken)
     {
         (newBeginAddress, long safeEpoch) = _engine.Log.Pins.ShiftBegin(_engine.Log, newBeginAddress, _engine.Log.PageSize);
+        return (newBeginAddress, TruncateBelowAsync(newBeginAddress, safeEpoch, cancellationToken));
+    }
+
+    private async Task TruncateBelowAsync(long newBeginAddress, long safeEpoch, CancellationToken cancellationToken)
+    {
         await _engine.Epoch.WaitUntilSafeAsync(safeEpoch, cancellationToken).ConfigureAwait(false);
         if (_checkpoints is not null)
         {
@@ -325,8 +333,6 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         {
             await device.TruncateUntilAsync(newBeginAddress, cancellationToken).ConfigureAwait(false);
         }
-
-        return newBeginAddress;
     }
 
     /// <summary>The number of sessions currently open.</summary>

@@ -126,15 +126,16 @@ public sealed record StoreSettings
     public long? LogCompactionMinBytes { get; init; }
 
     /// <summary>
-    /// Writer backpressure for automatic compaction: while a compaction runs and the log (tail minus begin address) is
-    /// larger than this many times the live data, less what the compaction is expected to copy (what the last one
-    /// copied), and larger than the memory plus
-    /// <see cref="LogCompactionMinBytes"/>, which no compaction can go below), operations that need a new page wait at
-    /// the page turn, outside epoch protection, until the compaction has moved the begin address (they go on while it
-    /// copies records), each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the page opens: a
-    /// compaction that frees nothing slows writers to a page per wait but never stops them). This bounds the disk a writer
-    /// faster than compaction can fill. From <see cref="LogCompactionRatio"/> to <see cref="MaxLogCompactionRatio"/>,
-    /// or 0 for never waiting. Default 2.5; ignored without automatic compaction.
+    /// Writer backpressure for automatic compaction: while a compaction runs and the log's part on the device (begin
+    /// to head address: the disk it takes, the memory's pages lying above it) is larger than this many times the live
+    /// data, less what the compaction is expected to copy (what the last one copied), and the log larger than the memory
+    /// plus <see cref="LogCompactionMinBytes"/> (which no compaction can go below), operations that need a new page wait
+    /// at the page turn, outside epoch protection, until the compaction has moved the begin address (they go on while
+    /// it copies records), each page turn for at most <see cref="LogSizeLimitMaxWait"/> (then the page opens: a
+    /// compaction that frees nothing slows writers to a page per wait but never stops them). This bounds the disk a
+    /// writer faster than compaction can fill; with a limit, a compaction also takes no more than brings the log from
+    /// the limit back to <see cref="LogCompactionRatio"/>. From <see cref="LogCompactionRatio"/> to
+    /// <see cref="MaxLogCompactionRatio"/>, or 0 for never waiting. Default 2.5; ignored without automatic compaction.
     /// </summary>
     public double LogSizeLimitRatio { get; init; } = 2.5;
 

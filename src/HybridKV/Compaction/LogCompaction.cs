@@ -12,11 +12,13 @@ namespace HybridKV.Compaction;
 /// </summary>
 /// <remarks>
 /// The policy (<see cref="StoreSettings.LogCompactionRatio"/>): once the log is at least
-/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact the older half of the device part (at least the minimum)
-/// when the log is more than the ratio times the live data: for fixed-size records, the index's entries times the
-/// record size; otherwise what the last compaction kept (before the first, at once). While an automatic compaction
-/// runs and the log is over <see cref="StoreSettings.LogSizeLimitRatio"/> times the live data, writers wait at page
-/// turns (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn).
+/// <see cref="StoreSettings.LogCompactionMinBytes"/>, compact the older half of the device part (at least the minimum;
+/// with a writer limit, no more than brings the log from the limit back to the ratio) when the log is more than the
+/// ratio times the live data: for fixed-size records, the index's entries times the record size; otherwise what the
+/// last compaction kept (before the first, at once). While an automatic compaction runs and the log's part on the
+/// device is over <see cref="StoreSettings.LogSizeLimitRatio"/> times the live data, writers wait at page turns
+/// (bounded: <see cref="StoreSettings.LogSizeLimitMaxWait"/> per turn). An automatic compaction's segments are deleted
+/// while the next one copies.
 /// </remarks>
 internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IDisposable
     where TKey : unmanaged
@@ -24,12 +26,13 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     where TFunctions : struct, IFunctions<TKey, TValue, TInput, TOutput, TContext>
 {
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
-    private readonly Func<long, CancellationToken, Task<long>> _shiftBeginAddress;
+    private readonly Func<long, CancellationToken, (long Address, Task Truncated)> _shiftBeginAddress;
     private readonly ILogger _logger;
     private readonly CancellationToken _stopping;
     private readonly SemaphoreSlim _oneAtATime = new(1, 1);
     private LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>? _compactor;
     private Task _automatic = Task.CompletedTask;
+    private Task _truncating = Task.CompletedTask;
     private long _estimatedLiveBytes = -1;
     private long _compactions;
     private long _bytesCopied;
@@ -41,7 +44,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private int _reclaimOwed = 1;
 
     public LogCompaction(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine,
-        Func<long, CancellationToken, Task<long>> shiftBeginAddress, ILogger logger, CancellationToken stopping)
+        Func<long, CancellationToken, (long Address, Task Truncated)> shiftBeginAddress, ILogger logger,
+        CancellationToken stopping)
     {
         _engine = engine;
         _shiftBeginAddress = shiftBeginAddress;
@@ -69,15 +73,17 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     /// head address (the caller checked).
     /// </summary>
     public Task<CompactionResult> CompactAsync(long untilAddress, CancellationToken cancellationToken) =>
-        CompactAsync(untilAddress, long.MaxValue, TimeSpan.Zero, cancellationToken);
+        CompactAsync(untilAddress, long.MaxValue, TimeSpan.Zero, automatic: false, cancellationToken);
 
     /// <summary>
     /// Compacts as <see cref="CompactAsync(long, CancellationToken)"/>; while it runs, page turns of a log larger than
     /// <paramref name="holdWritersAbove"/> bytes wait, for at most <paramref name="maxWait"/>
-    /// (<see cref="StoreSettings.LogSizeLimitRatio"/>).
+    /// (<see cref="StoreSettings.LogSizeLimitRatio"/>). An <paramref name="automatic"/> compaction returns once the begin
+    /// address moved, its segments still being deleted while the next one copies (waiting for the deletion took 5-10
+    /// ms of each compaction in the uniform soak); a manual one returns after.
     /// </summary>
     private async Task<CompactionResult> CompactAsync(long untilAddress, long holdWritersAbove, TimeSpan maxWait,
-        CancellationToken cancellationToken)
+        bool automatic, CancellationToken cancellationToken)
     {
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _stopping);
         CancellationToken token = linked.Token;
@@ -101,7 +107,21 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 _engine, _engine.LogCompactionEntry);
             CompactionResult result = await _compactor.CopyLiveRecordsAsync(from, until, token).ConfigureAwait(false);
             // A running scan may hold the begin address lower; the copies above it are then merely early.
-            until = await _shiftBeginAddress(until, token).ConfigureAwait(false);
+            // Segments are deleted in order: the last compaction's (which this one's copying ran alongside) first. A
+            // failure to delete them is this compaction's failure, once.
+            Task truncating = _truncating;
+            _truncating = Task.CompletedTask;
+            await truncating.WaitAsync(token).ConfigureAwait(false);
+            (until, Task truncated) = _shiftBeginAddress(until, _stopping);
+            if (automatic)
+            {
+                _truncating = truncated;
+            }
+            else
+            {
+                await truncated.WaitAsync(token).ConfigureAwait(false);
+            }
+
             result = result with { UntilAddress = until };
             if (until <= from)
             {
@@ -160,12 +180,12 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         while (!_stopping.IsCancellationRequested)
         {
             Task turned = _engine.Log.PageTurned;
-            if (Environment.TickCount64 >= retryAt && NextCompactionUntil(ratio, minBytes) is long until)
+            if (Environment.TickCount64 >= retryAt && NextCompactionUntil(ratio, minBytes, limitRatio) is long until)
             {
                 try
                 {
-                    await CompactAsync(until, WriterLimit(limitRatio, minBytes, until), maxWait, CancellationToken.None)
-                        .ConfigureAwait(false);
+                    await CompactAsync(until, WriterLimit(limitRatio, minBytes, until), maxWait, automatic: true,
+                        CancellationToken.None).ConfigureAwait(false);
                     backoff = TimeSpan.Zero;
                 }
                 catch (OperationCanceledException) when (_stopping.IsCancellationRequested)
@@ -195,7 +215,10 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>Where the policy would compact to now, or null if not yet.</summary>
-    internal long? NextCompactionUntil(double ratio, long minBytes)
+    /// <param name="ratio"><see cref="StoreSettings.LogCompactionRatio"/>.</param>
+    /// <param name="minBytes">The effective <see cref="StoreSettings.LogCompactionMinBytes"/>.</param>
+    /// <param name="limitRatio"><see cref="StoreSettings.LogSizeLimitRatio"/> (0: no limit).</param>
+    internal long? NextCompactionUntil(double ratio, long minBytes, double limitRatio)
     {
         long begin = _engine.Log.BeginAddress;
         long size = _engine.Log.TailAddress - begin;
@@ -216,15 +239,24 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         // record each time: with a store four times its memory, that was most of the compaction's time.
         long pageMask = _engine.Log.PageSize - 1L;
         long head = _engine.Log.HeadAddress & ~pageMask;
-        long until = Math.Min(head, (begin + Math.Max(minBytes, (head - begin) / 2) + pageMask) & ~pageMask);
+        long range = (head - begin) / 2;
+        if (limitRatio > 0 && live >= 0)
+        {
+            // With writers held at the limit, no more than brings the log from the limit back to the trigger with the
+            // copies it adds: a log taken below it left compaction idle until writers filled it again (a fifth of the
+            // time in the uniform soak), and the next compaction would start on younger records, more of them live.
+            range = Math.Min(range, LimitBytes(limitRatio, live) - (long)(ratio * live) - ExpectedCopies(live, range));
+        }
+
+        long until = Math.Min(head, (begin + Math.Max(minBytes, range) + pageMask) & ~pageMask);
         return until > begin ? until : null;
     }
 
     /// <summary>
-    /// The log size above which writers wait while a compaction to <paramref name="until"/> runs:
-    /// <paramref name="limitRatio"/> times the live data, less what the compaction is expected to copy (writers may add
-    /// as much as it copies: see <see cref="Log.HybridLog.PauseHold"/>), but never below what compaction cannot go under
-    /// (the memory's pages and the minimum), or no limit.
+    /// The log size above which writers wait while a compaction to <paramref name="until"/> runs: that of a log whose
+    /// part on the device is <paramref name="limitRatio"/> times the live data (<see cref="LimitBytes"/>), less what the
+    /// compaction is expected to copy (writers may add as much as it copies: see <see cref="Log.HybridLog.PauseHold"/>),
+    /// but never below what compaction cannot go under (the memory's pages and the minimum), or no limit.
     /// </summary>
     /// <remarks>
     /// The expected copies: what the last compaction copied, or before the first, the range's share of the live data.
@@ -239,13 +271,24 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             return long.MaxValue;
         }
 
-        long begin = _engine.Log.BeginAddress;
-        long size = Math.Max(1, _engine.Log.TailAddress - begin);
-        long copies = Interlocked.Read(ref _compactions) > 0 ? Interlocked.Read(ref _lastBytesCopied)
-            : (long)((double)live * Math.Min(until - begin, size) / size);
-        return Math.Max((long)(limitRatio * live) - copies,
-            (long)_engine.Log.BufferPages * _engine.Log.PageSize + minBytes);
+        return Math.Max(LimitBytes(limitRatio, live) - ExpectedCopies(live, until - _engine.Log.BeginAddress),
+            MemoryBytes + minBytes);
     }
+
+    /// <summary>What a compaction of <paramref name="range"/> bytes is expected to copy: what the last one copied, or
+    /// before the first, the range's share of the <paramref name="live"/> data.</summary>
+    private long ExpectedCopies(long live, long range)
+    {
+        long size = Math.Max(1, _engine.Log.TailAddress - _engine.Log.BeginAddress);
+        return Interlocked.Read(ref _compactions) > 0 ? Interlocked.Read(ref _lastBytesCopied)
+            : (long)((double)live * Math.Min(range, size) / size);
+    }
+
+    /// <summary>The size of a log whose part on the device, the disk it takes, is <paramref name="limitRatio"/> times
+    /// <paramref name="live"/>: the memory's pages are above it.</summary>
+    private long LimitBytes(double limitRatio, long live) => (long)(limitRatio * live) + MemoryBytes;
+
+    private long MemoryBytes => (long)_engine.Log.BufferPages * _engine.Log.PageSize;
 
     private long _indexCountedAt;
     private long _indexCountedTail;
@@ -291,6 +334,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     {
         _automatic.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
         _oneAtATime.Wait();
+        _truncating.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
         _compactor?.Dispose();
         _oneAtATime.Dispose();
     }

@@ -1,3 +1,4 @@
+using System.Runtime.CompilerServices;
 using HybridKV.Utilities;
 using HybridKV.Log;
 using HybridKV.Operations;
@@ -29,6 +30,12 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     private readonly DeviceChecks<TKey> _checks = new();
     private readonly ChecksAhead<TKey> _checksAhead = new();
     private readonly CandidateRecords<TKey, TValue> _candidates = new();
+    // Checks whose record at the cursor was another key's: they go on down the chain, read a record at a time.
+    private List<DeviceChecks<TKey>.Check> _followUps = [];
+    private List<DeviceChecks<TKey>.Check> _nextFollowUps = [];
+    private readonly List<long> _singleReads = [];
+    // Where each record of the page's index entry led when it was looked up, a few records ahead of its trace.
+    private long[] _chainHeads = new long[1 << 10];
 
     public LogCompactor(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, int epochEntry)
     {
@@ -73,12 +80,13 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     {
         HybridLog log = _engine.Log;
         long pageMask = log.PageSize - 1L;
-        var pageRecords = new List<(long Address, bool NoValue)>();
+        var pageRecords = new List<(long Address, bool NoValue, long Hash)>();
         var toCopy = new List<long>();
         // Records whose chain meets another key's record on the device (a tag collision, rare) take the exact trace.
         var exact = new List<long>();
         var counts = new Counts();
         _checks.Clear();
+        _followUps.Clear();
         _checksAhead.Start(from, until, System.Numerics.BitOperations.Log2((ulong)log.PageSize));
         _candidates.Clear();
         for (long page = from & ~pageMask; page < until; page += log.PageSize)
@@ -99,16 +107,15 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 _reader.Protect();
                 try
                 {
-                    // The buckets first: the look-ups below then find them loading or loaded.
-                    for (int i = batch; i < batchEnd; i++)
+                    if (batch == 0)
                     {
-                        TKey prefetched = _reader.KeyAt(pageRecords[i].Address);
-                        _engine.Index.Prefetch(new Index.KeyHash(_engine.KeyHashOf(in prefetched)));
+                        StartPrefetches(pageRecords);
                     }
 
                     for (int i = batch; i < batchEnd; i++)
                     {
-                        (long address, bool noValue) = pageRecords[i];
+                        PrefetchAhead(pageRecords, i);
+                        (long address, bool noValue, _) = pageRecords[i];
                         counts.Examined++;
                         if (noValue)
                         {
@@ -119,8 +126,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                         }
 
                         TKey key = _reader.KeyAt(address);
-                        LivenessTrace trace = default;
-                        switch (_engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace))
+                        long entry = _chainHeads[i];
+                        var trace = new LivenessTrace(entry, entry);
+                        switch (entry == LogAddress.Invalid ? Liveness.Superseded
+                                    : _engine.TraceLiveInMemory(in key, address, long.MaxValue, ref trace))
                         {
                             case Liveness.Live when !_candidates.IsFull:
                                 _candidates.Add(address, _reader.PageBytesAt(address, _reader.PageRecordAt(address).Size));
@@ -178,6 +187,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         // until the caller has moved the begin address.
         log.ResumeHold();
         await AnswerChecksAsync(exact, cancellationToken).ConfigureAwait(false);
+        await AnswerFollowUpsAsync(exact, cancellationToken).ConfigureAwait(false);
         exact.Sort();
         foreach (long address in exact)
         {
@@ -193,6 +203,57 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         _candidates.Clear();
         return new CompactionResult(from, until, counts.Examined, counts.Copied, counts.BytesCopied, counts.TombstonesDropped);
     }
+
+    /// <summary>
+    /// Under protection, before the first trace of a page: the buckets of its first <see cref="BucketsAhead"/> records
+    /// and the chain heads of its first <see cref="ChainHeadsAhead"/>.
+    /// </summary>
+    private void StartPrefetches(List<(long Address, bool NoValue, long Hash)> records)
+    {
+        if (_chainHeads.Length < records.Count)
+        {
+            _chainHeads = new long[Math.Max(records.Count, 2 * _chainHeads.Length)];
+        }
+
+        int buckets = Math.Min(BucketsAhead, records.Count);
+        for (int i = 0; i < buckets; i++)
+        {
+            _engine.Index.Prefetch(new Index.KeyHash(records[i].Hash));
+        }
+
+        int heads = Math.Min(ChainHeadsAhead, records.Count);
+        for (int i = 0; i < heads; i++)
+        {
+            _chainHeads[i] = _engine.FindChainHead(new Index.KeyHash(records[i].Hash));
+        }
+    }
+
+    /// <summary>
+    /// Under protection, before the trace of record <paramref name="i"/>: starts loading the bucket of the record
+    /// <see cref="BucketsAhead"/> on, and looks up the entry of the one <see cref="ChainHeadsAhead"/> on (its bucket
+    /// loaded by now), keeping where it leads and starting to load the record there: each trace then starts from its
+    /// entry with the record in cache. Waiting for the chain head, a record anywhere in the log's memory, was 40 % of
+    /// the scan's time; its misses now overlap those of the records around.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void PrefetchAhead(List<(long Address, bool NoValue, long Hash)> records, int i)
+    {
+        if (i + BucketsAhead < records.Count)
+        {
+            _engine.Index.Prefetch(new Index.KeyHash(records[i + BucketsAhead].Hash));
+        }
+
+        if (i + ChainHeadsAhead < records.Count)
+        {
+            _chainHeads[i + ChainHeadsAhead] = _engine.FindChainHead(new Index.KeyHash(records[i + ChainHeadsAhead].Hash));
+        }
+    }
+
+    /// <summary>How many records ahead of its trace a record's bucket is prefetched.</summary>
+    private const int BucketsAhead = 16;
+
+    /// <summary>How many records ahead of its trace the record its key's entry leads to is prefetched.</summary>
+    private const int ChainHeadsAhead = 8;
 
     /// <summary>
     /// Answers the checks held for <paramref name="page"/> of the range, which the reader holds: those of earlier
@@ -388,11 +449,16 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             int nextLast = PageGroupEnd(last, out long nextLow, out long nextHigh);
             if (last - first <= SparseChecks)
             {
-                // A page read would bring megabytes for a few records: each is read alone.
+                // A page read would bring megabytes for a few records: each is read alone, with those of other
+                // such pages at once.
                 for (int i = first; i < last; i++)
                 {
-                    await _reader.ReadRecordAsync(_checks[i].Cursor, cancellationToken).ConfigureAwait(false);
-                    Answer(_checks[i], _reader.Record, fromDevice: true, collisions);
+                    _nextFollowUps.Add(_checks[i]);
+                }
+
+                if (_nextFollowUps.Count > LogReader<TKey, TValue>.RecordSlots - SparseChecks)
+                {
+                    await AnswerSinglyAsync(_nextFollowUps, collisions, cancellationToken).ConfigureAwait(false);
                 }
             }
             else
@@ -421,10 +487,57 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             cancellationToken.ThrowIfCancellationRequested();
         }
 
+        await AnswerSinglyAsync(_nextFollowUps, collisions, cancellationToken).ConfigureAwait(false);
         _checks.Clear();
     }
 
-    /// <summary>Answers <paramref name="check"/> from <paramref name="record"/>, read at its cursor.</summary>
+    /// <summary>
+    /// Answers the follow-ups (checks that met another key's record sharing the entry) and theirs in turn, each round
+    /// reading its records at once, until every one found its key (dead), left the chain below its record (dead), or
+    /// reached it (live, to <paramref name="collisions"/>). A chain walks a few records of the other key; tracing
+    /// each collision again from the index, one read at a time, cost a compaction up to 40 ms.
+    /// </summary>
+    private async Task AnswerFollowUpsAsync(List<long> collisions, CancellationToken cancellationToken)
+    {
+        while (_followUps.Count > 0)
+        {
+            (_followUps, _nextFollowUps) = (_nextFollowUps, _followUps);
+            _followUps.Clear();
+            await AnswerSinglyAsync(_nextFollowUps, collisions, cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Answers <paramref name="checks"/> by reading the record at each cursor alone, a batch of
+    /// <see cref="LogReader{TKey, TValue}.RecordSlots"/> at once, and empties the list. Follow-ups go to
+    /// <c>_followUps</c>.</summary>
+    private async Task AnswerSinglyAsync(
+        List<DeviceChecks<TKey>.Check> checks, List<long> collisions, CancellationToken cancellationToken)
+    {
+        for (int first = 0; first < checks.Count; first += LogReader<TKey, TValue>.RecordSlots)
+        {
+            int count = Math.Min(LogReader<TKey, TValue>.RecordSlots, checks.Count - first);
+            _singleReads.Clear();
+            for (int i = 0; i < count; i++)
+            {
+                _singleReads.Add(checks[first + i].Cursor);
+            }
+
+            await _reader.ReadRecordsAsync(_singleReads, 0, count, cancellationToken).ConfigureAwait(false);
+            for (int i = 0; i < count; i++)
+            {
+                Answer(checks[first + i], _reader.SlotRecord(i), fromDevice: true, collisions);
+            }
+        }
+
+        checks.Clear();
+    }
+
+    /// <summary>
+    /// Answers <paramref name="check"/> from <paramref name="record"/>, read at its cursor: the record's key there, or a
+    /// chain that passed below it, is dead. Another key's record sharing the entry (a tag collision) sends the check on
+    /// down the chain as a follow-up; a chain that reached the record goes to <paramref name="collisions"/>, whose
+    /// exact trace from the index copies it if it is still live.
+    /// </summary>
     private void Answer(in DeviceChecks<TKey>.Check check, LogRecord<TKey, TValue> record, bool fromDevice,
         List<long> collisions)
     {
@@ -435,9 +548,14 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
         var trace = new LivenessTrace(LogAddress.Invalid, check.Cursor);
         TKey key = check.Key;
-        if (_engine.TraceLiveOnDevice(in key, check.Address, long.MaxValue, record, ref trace) != Liveness.Superseded)
+        switch (_engine.TraceLiveOnDevice(in key, check.Address, long.MaxValue, record, ref trace))
         {
-            collisions.Add(check.Address);
+            case Liveness.OnDevice:
+                _followUps.Add(check with { Cursor = trace.Cursor });
+                break;
+            case Liveness.Live:
+                collisions.Add(check.Address);
+                break;
         }
     }
 
@@ -471,14 +589,14 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return last;
     }
 
-    /// <summary>The valid records of the page buffer in [start, end), in address order.</summary>
-    private void CollectRecords(long start, long end, List<(long Address, bool NoValue)> records)
+    /// <summary>The valid records of the page buffer in [start, end), in address order, with their keys' hashes.</summary>
+    private void CollectRecords(long start, long end, List<(long Address, bool NoValue, long Hash)> records)
     {
         records.Clear();
         long next = start;
         while (_reader.NextRecord(ref next, end, out long address, out bool noValue))
         {
-            records.Add((address, noValue));
+            records.Add((address, noValue, noValue ? 0 : _engine.KeyHashOf(_reader.KeyAt(address))));
         }
     }
 

@@ -16,6 +16,7 @@ public sealed class FaultInjectingDevice : StorageDevice
     private readonly StorageDevice _inner;
     private long _writes;
     private long _reads;
+    private long _deletes;
 
     /// <summary>Wraps <paramref name="inner"/>, which this device then owns and disposes.</summary>
     public FaultInjectingDevice(StorageDevice inner)
@@ -46,6 +47,12 @@ public sealed class FaultInjectingDevice : StorageDevice
 
     /// <summary>While set, flushes (the end of a checkpoint's WAIT-FLUSH phase) wait for this task.</summary>
     public Task? HoldFlushes { get; set; }
+
+    /// <summary>While set, segment deletions (truncation) wait for this task before they are made.</summary>
+    public Task? HoldDeletes { get; set; }
+
+    /// <summary>The number of segment deletions asked for (made, held or failed).</summary>
+    public long DeleteCount => Interlocked.Read(ref _deletes);
 
     /// <summary>The number of write requests seen.</summary>
     public long WriteCount => Interlocked.Read(ref _writes);
@@ -104,8 +111,16 @@ public sealed class FaultInjectingDevice : StorageDevice
     }
 
     /// <inheritdoc/>
-    protected override ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken) =>
-        _inner.TruncateUntilAsync((segment + 1) << SegmentSizeBits, cancellationToken);
+    protected override async ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken)
+    {
+        Interlocked.Increment(ref _deletes);
+        if (HoldDeletes is { } hold)
+        {
+            await hold.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        await _inner.TruncateUntilAsync((segment + 1) << SegmentSizeBits, cancellationToken).ConfigureAwait(false);
+    }
 
     /// <inheritdoc/>
     protected override async ValueTask FlushCoreAsync(CancellationToken cancellationToken)

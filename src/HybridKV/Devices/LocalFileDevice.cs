@@ -155,20 +155,35 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
     public bool UsesIoUring => _ring is not null;
 
     /// <inheritdoc/>
-    protected override ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken)
+    protected override ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken) =>
+        DeleteSegmentsAsync(segment, segment + 1, cancellationToken);
+
+    /// <inheritdoc/>
+    /// <remarks>The directory is synced once for all of them: a sync per segment made a compaction's truncation of 14
+    /// segments take 8-10 ms.</remarks>
+    protected override ValueTask DeleteSegmentsAsync(long first, long until, CancellationToken cancellationToken)
     {
         return _io.Run(() =>
         {
-            if (_files.TryRemove(segment, out SafeFileHandle? file))
+            bool deleted = false;
+            for (long segment = first; segment < until; segment++)
             {
-                file.Dispose();
+                if (_files.TryRemove(segment, out SafeFileHandle? file))
+                {
+                    file.Dispose();
+                }
+
+                _unflushed.TryRemove(segment, out _);
+                string path = SegmentPath(segment);
+                if (File.Exists(path))
+                {
+                    File.Delete(path);
+                    deleted = true;
+                }
             }
 
-            _unflushed.TryRemove(segment, out _);
-            string path = SegmentPath(segment);
-            if (File.Exists(path))
+            if (deleted)
             {
-                File.Delete(path);
                 SyncDirectory();
             }
         }, cancellationToken);

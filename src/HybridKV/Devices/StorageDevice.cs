@@ -162,10 +162,8 @@ public abstract class StorageDevice : IDisposable
             return;
         }
 
-        for (long segment = oldBegin >> SegmentSizeBits; segment < address >> SegmentSizeBits; segment++)
-        {
-            await DeleteSegmentAsync(segment, cancellationToken).ConfigureAwait(false);
-        }
+        await DeleteSegmentsAsync(oldBegin >> SegmentSizeBits, address >> SegmentSizeBits, cancellationToken)
+            .ConfigureAwait(false);
     }
 
     /// <summary>
@@ -222,6 +220,18 @@ public abstract class StorageDevice : IDisposable
 
     /// <summary>Deletes a whole segment (truncation). Deleting a segment that does not exist is not an error.</summary>
     protected abstract ValueTask DeleteSegmentAsync(long segment, CancellationToken cancellationToken);
+
+    /// <summary>
+    /// Deletes the whole segments from <paramref name="first"/> to before <paramref name="until"/> (truncation), one at a
+    /// time unless the device can do better (a local directory is synced once for all of them).
+    /// </summary>
+    protected virtual async ValueTask DeleteSegmentsAsync(long first, long until, CancellationToken cancellationToken)
+    {
+        for (long segment = first; segment < until; segment++)
+        {
+            await DeleteSegmentAsync(segment, cancellationToken).ConfigureAwait(false);
+        }
+    }
 
     /// <summary>Makes completed writes durable.</summary>
     protected abstract ValueTask FlushCoreAsync(CancellationToken cancellationToken);

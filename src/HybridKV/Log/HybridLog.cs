@@ -163,12 +163,15 @@ internal sealed unsafe partial class HybridLog : IDisposable
 
     /// <summary>
     /// Starts loading the first line of the record at <paramref name="address"/> if it is in memory. The caller holds
-    /// epoch protection; a frame reused meanwhile only makes the hint useless, never wrong.
+    /// epoch protection and found the address in the index or a chain, so it lies below the tail; a frame reused
+    /// meanwhile only makes the hint useless, never wrong.
     /// </summary>
+    /// <remarks>The tail is not read: writers change its line at every allocation, so reading it was a miss on another
+    /// core's cache for every prefetch (2 % of a compaction's samples).</remarks>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Prefetch(long address)
     {
-        if (address >= Volatile.Read(ref _headAddress) && address < TailAddress)
+        if (address >= Volatile.Read(ref _headAddress))
         {
             Utilities.CacheLine.Prefetch((byte*)_frames[(address >> _pageSizeBits) & _frameMask] + (address & _offsetMask));
         }

@@ -22,6 +22,8 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private AlignedBuffer _page;
     private AlignedBuffer _ahead;
     private readonly AlignedBuffer _record;
+    private AlignedBuffer? _slots;
+    private readonly int[] _slotOffsets = new int[RecordSlots];
     private Task? _aheadRead;
     private long _aheadPage = LogAddress.Invalid;
     private long _aheadTo;
@@ -95,8 +97,8 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
         _pageFromDevice = true;
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
-        await device.ReadAsync(pageAddress, _page.Memory[..DeviceReadLength(device, pageAddress, to)], cancellationToken)
-            .ConfigureAwait(false);
+        await ReadInPartsAsync(device, pageAddress, _page.Memory[..DeviceReadLength(device, pageAddress, to)],
+            cancellationToken).ConfigureAwait(false);
         ThrowIfPageMissing();
         return true;
     }
@@ -118,9 +120,40 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
         _aheadPage = pageAddress;
         _aheadTo = to;
-        _aheadRead = device.ReadAsync(pageAddress, _ahead.Memory[..DeviceReadLength(device, pageAddress, to)],
-            cancellationToken).AsTask();
+        _aheadRead = ReadInPartsAsync(device, pageAddress, _ahead.Memory[..DeviceReadLength(device, pageAddress, to)],
+            cancellationToken);
     }
+
+    /// <summary>
+    /// Reads <paramref name="destination"/> from <paramref name="address"/>, a large read as <see cref="ReadParts"/>
+    /// requests at once: a device given one request at a time sat idle between them, and a page read alone ran at
+    /// three quarters of what the device gives two.
+    /// </summary>
+    private static Task ReadInPartsAsync(StorageDevice device, long address, Memory<byte> destination,
+        CancellationToken cancellationToken)
+    {
+        int part = (destination.Length / ReadParts + device.SectorSize - 1) & -device.SectorSize;
+        if (destination.Length < MinPartBytes * ReadParts || part >= destination.Length)
+        {
+            return device.ReadAsync(address, destination, cancellationToken).AsTask();
+        }
+
+        var reads = new Task[(destination.Length + part - 1) / part];
+        for (int i = 0; i < reads.Length; i++)
+        {
+            int offset = i * part;
+            reads[i] = device.ReadAsync(address + offset,
+                destination.Slice(offset, Math.Min(part, destination.Length - offset)), cancellationToken).AsTask();
+        }
+
+        return Task.WhenAll(reads);
+    }
+
+    /// <summary>How many requests a page read is split into.</summary>
+    private const int ReadParts = 2;
+
+    /// <summary>The smallest request a split makes.</summary>
+    private const int MinPartBytes = 128 << 10;
 
     private void StartPage(long pageAddress, long from, bool fromDevice)
     {
@@ -272,6 +305,44 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         }
     }
 
+    /// <summary>How many records <see cref="ReadRecordsAsync"/> reads at once.</summary>
+    public const int RecordSlots = 64;
+
+    /// <summary>
+    /// Reads the fixed-size records at <paramref name="count"/> addresses from <paramref name="first"/> of
+    /// <paramref name="addresses"/> (at most <see cref="RecordSlots"/>) from the device, all at once: records far apart
+    /// wait for the device together, not one after another. <see cref="SlotRecord"/> is each.
+    /// </summary>
+    public async Task ReadRecordsAsync(List<long> addresses, int first, int count, CancellationToken cancellationToken)
+    {
+        System.Diagnostics.Debug.Assert(!LogRecord<TKey, TValue>.IsVariable && count <= RecordSlots, "A slot per record.");
+        StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
+        long sectorMask = device.SectorSize - 1;
+        int slotBytes = SlotBytes(device);
+        _slots ??= new AlignedBuffer(RecordSlots * slotBytes, Math.Max(device.SectorSize, 512));
+        var reads = new Task[count];
+        for (int i = 0; i < count; i++)
+        {
+            long address = addresses[first + i];
+            long start = address & ~sectorMask;
+            long pageEnd = (address | (_log.PageSize - 1L)) + 1;
+            long end = Math.Min((address + LogRecord<TKey, TValue>.MaxFixedSize + sectorMask) & ~sectorMask, pageEnd);
+            _slotOffsets[i] = (int)(address - start);
+            reads[i] = device.ReadAsync(start, _slots.Memory.Slice(i * slotBytes, (int)(end - start)), cancellationToken)
+                .AsTask();
+        }
+
+        await Task.WhenAll(reads).ConfigureAwait(false);
+    }
+
+    /// <summary>The <paramref name="index"/>th record <see cref="ReadRecordsAsync"/> read.</summary>
+    public unsafe LogRecord<TKey, TValue> SlotRecord(int index) =>
+        new((byte*)_slots!.Pin().Pointer + (index * SlotBytes(_log.Device!)) + _slotOffsets[index]);
+
+    /// <summary>Room for a fixed-size record that may cross a sector boundary.</summary>
+    private static int SlotBytes(StorageDevice device) =>
+        2 * Math.Max(device.SectorSize, LogRecord<TKey, TValue>.MaxFixedSize);
+
     private bool RecordFits(int available) => Record.Header.IsNull || Record.LengthsFitIn(available);
 
     private int RecordSize => Record.Size;
@@ -304,5 +375,6 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         ((IDisposable)_ahead).Dispose();
         ((IDisposable)_page).Dispose();
         ((IDisposable)_record).Dispose();
+        ((IDisposable?)_slots)?.Dispose();
     }
 }

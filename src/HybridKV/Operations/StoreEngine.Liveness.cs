@@ -54,6 +54,25 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         }
     }
 
+    /// <summary>
+    /// The address the index entry of the key with <paramref name="hash"/> leads to, or <see cref="LogAddress.Invalid"/>
+    /// if it has none, with the record there starting to load if it is in memory: a trace started from it
+    /// (<see cref="TraceLiveInMemory"/> with <see cref="LivenessTrace"/>(address, address)) soon after finds it
+    /// loading or loaded. The caller holds protection. A trace may start from an entry read earlier, even under an
+    /// earlier protection: a record found dead then stays dead, and a copy re-checks what was linked since.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public long FindChainHead(KeyHash hash)
+    {
+        if (!Index.TryFindEntry(hash, out IndexSlot slot))
+        {
+            return LogAddress.Invalid;
+        }
+
+        Log.Prefetch(slot.Address);
+        return slot.Address;
+    }
+
     /// <summary>Whether two keys are equal by the user's equality (compaction's key sets).</summary>
     public bool KeysEqual(in TKey first, in TKey second) => _functions.KeyEquals(in first, in second);
 

@@ -66,10 +66,11 @@ public sealed class LogBudgetTests : IDisposable
         Assert.False(writer.IsCompleted, $"{Rounds} rounds over {Keys:N0} keys went on while compaction could not run " +
             $"(compactions {store.LogCompaction!.Compactions}, held {log.PageTurnsHeld}, reads {device.ReadCount}, log {store.TailAddress - store.BeginAddress})");
         Assert.True(log.PageTurnsHeld > 0);
-        // Room for the copies: writers may add as much as the compaction copies, so a hold at the limit itself let the
-        // log pass it by a compaction's copies.
+        // The limit is on the log's part on the device (the memory's pages lie above it), less room for the copies:
+        // writers may add as much as the compaction copies, so a hold at the limit itself let the log pass it by a
+        // compaction's copies.
         long live = Keys * 32L;
-        Assert.InRange(log.HoldLimit, 1, (2 * live) - 1);
+        Assert.InRange(log.HoldLimit, 1, (2 * live) + ((long)log.BufferPages * log.PageSize) - 1);
 
         device.HoldReads = null;
         reads.SetResult();
@@ -83,6 +84,104 @@ public sealed class LogBudgetTests : IDisposable
 
         Churn.AssertMatches(session, Keys, model);
         Assert.True(store.LogCompaction!.Compactions > 0, "compaction ran");
+    }
+
+    [Fact]
+    public async Task The_next_automatic_compaction_reads_the_log_while_the_last_ones_segments_are_still_being_deleted()
+    {
+        var deletes = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 16)) { HoldDeletes = deletes.Task };
+        try
+        {
+            using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device) with
+            {
+                LogCompactionRatio = 2,
+                LogCompactionMinBytes = 4 * StoreOnDevice.PageSize,
+                // Writers held by the second compaction (it cannot finish before the deletion) go on a page per wait.
+                LogSizeLimitMaxWait = TimeSpan.FromMilliseconds(20),
+            });
+            using var session = store.NewSession();
+            int lastRound = 0;
+            bool stop = false;
+            Task writer = Task.Run(() =>
+            {
+                using var writing = store.NewSession();
+                for (int r = 1; !Volatile.Read(ref stop); r++)
+                {
+                    Write(writing, r);
+                    Volatile.Write(ref lastRound, r);
+                }
+            });
+
+            try
+            {
+                // Only compaction reads the device here (upserts never do). Once the first compaction's deletion is
+                // held, a compaction that waited for it before starting would read nothing more.
+                Assert.True(SpinWait.SpinUntil(() => device.DeleteCount > 0 || writer.IsCompleted, Guard),
+                    "no compaction deleted a segment");
+                long reads = device.ReadCount;
+                Assert.True(SpinWait.SpinUntil(() => device.ReadCount > reads || writer.IsCompleted, Guard),
+                    "no compaction read the log while the last one's segments were being deleted");
+                Assert.False(deletes.Task.IsCompleted);
+            }
+            finally
+            {
+                Volatile.Write(ref stop, true);
+                deletes.TrySetResult();
+                await writer.WaitAsync(Guard);
+            }
+
+            var model = new Dictionary<long, long>();
+            for (long k = 0; k < Keys; k++)
+            {
+                model[k] = Volatile.Read(ref lastRound) * 1_000_000L + k;
+            }
+
+            Churn.AssertMatches(session, Keys, model);
+        }
+        finally
+        {
+            deletes.TrySetResult();
+        }
+    }
+
+    [Theory]
+    [InlineData(2.0, 2.5)]
+    [InlineData(2.0, 4.0)]
+    public void With_a_limit_a_compaction_takes_no_more_than_brings_the_log_from_the_limit_back_to_the_trigger(
+        double ratio, double limitRatio)
+    {
+        // No automatic compaction: the test asks the policy itself, as the background loop would.
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()) with
+        {
+            LogCompactionRatio = 0,
+        });
+        using var session = store.NewSession();
+        HybridLog log = store.Engine.Log;
+        const long keys = 2_000;
+        long live = keys * 32;
+        long memory = (long)log.BufferPages * log.PageSize;
+        long minBytes = 4 * StoreOnDevice.PageSize;
+        for (int round = 1; store.TailAddress - store.BeginAddress <= (limitRatio * live) + memory; round++)
+        {
+            for (long k = 0; k < keys; k++)
+            {
+                session.Upsert(k, (round * 1_000_000L) + k);
+            }
+        }
+
+        long begin = store.BeginAddress;
+        long? until = store.LogCompaction!.NextCompactionUntil(ratio, minBytes, limitRatio);
+        Assert.NotNull(until);
+        long range = until.Value - begin;
+        // The limit is on the part of the log on the device; the compaction brings it back to the trigger, so that
+        // the next one starts on records as old as this one's (no more than a page of rounding).
+        long bound = (long)(limitRatio * live) + memory - (long)(ratio * live);
+        Assert.InRange(range, 1, Math.Max(bound, minBytes) + log.PageSize);
+        // Without a limit: the older half of the device part.
+        long half = ((store.HeadAddress & ~(log.PageSize - 1L)) - begin) / 2;
+        long? unlimited = store.LogCompaction.NextCompactionUntil(ratio, minBytes, limitRatio: 0);
+        Assert.InRange(unlimited!.Value - begin, half, half + log.PageSize);
     }
 
     [Fact]
@@ -101,7 +200,7 @@ public sealed class LogBudgetTests : IDisposable
             {
                 // Every record is live, so the log is its live data: a live count taken early and kept for a second
                 // found the log more than twice the data after a thousand more keys.
-                Assert.Null(store.LogCompaction!.NextCompactionUntil(ratio: 2, minBytes: 4 * StoreOnDevice.PageSize));
+                Assert.Null(store.LogCompaction!.NextCompactionUntil(ratio: 2, minBytes: 4 * StoreOnDevice.PageSize, limitRatio: 0));
             }
         }
     }
@@ -212,11 +311,14 @@ public sealed class LogBudgetTests : IDisposable
         log.ReleaseWriters();
     }
 
-    [Fact]
-    public async Task Compaction_keeps_every_live_value_when_index_entries_are_shared_by_many_keys()
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public async Task Compaction_keeps_every_live_value_when_index_entries_are_shared_by_many_keys(bool olderPartFirst)
     {
         // Every key in one bucket with one of 32 tags: a chain that reaches the device at a newer record is, for
-        // many records, another key's, and only the exact trace may decide.
+        // many records, another key's. The check goes on down the chain (through pages beyond the compacted part and
+        // back into it) until it meets its key or reaches its record, where the exact trace decides.
         string directory = _directory.NewSubdirectory();
         // No memory compaction: it copies live records forward in the background as pages leave memory, which decides,
         // by timing alone, whether any live record is left on the device for this compaction to copy.
@@ -230,6 +332,16 @@ public sealed class LogBudgetTests : IDisposable
         for (long filler = 1_000_000; store.HeadAddress < churnedUntil; filler++)
         {
             session.Upsert(filler, filler);
+        }
+
+        if (olderPartFirst)
+        {
+            long pageMask = StoreOnDevice.PageSize - 1L;
+            long middle = (store.BeginAddress + ((store.HeadAddress - store.BeginAddress) / 2)) & ~pageMask;
+            CompactionResult older = await store.CompactAsync(middle);
+            Assert.Equal(middle, older.UntilAddress);
+            Assert.True(older.RecordsCopied < older.RecordsExamined, "some records were superseded");
+            Churn.AssertMatches(session, keys, model);
         }
 
         CompactionResult result = await store.CompactAsync(store.HeadAddress);
