@@ -76,13 +76,7 @@ public sealed class LogBudgetTests : IDisposable
         reads.SetResult();
         await writer.WaitAsync(Guard);
 
-        var model = new Dictionary<long, long>();
-        for (long k = 0; k < Keys; k++)
-        {
-            model[k] = Volatile.Read(ref lastRound) * 1_000_000L + k;
-        }
-
-        Churn.AssertMatches(session, Keys, model);
+        Churn.AssertMatches(session, Keys, WrittenIn(Volatile.Read(ref lastRound)));
         Assert.True(store.LogCompaction!.Compactions > 0, "compaction ran");
     }
 
@@ -131,13 +125,7 @@ public sealed class LogBudgetTests : IDisposable
                 await writer.WaitAsync(Guard);
             }
 
-            var model = new Dictionary<long, long>();
-            for (long k = 0; k < Keys; k++)
-            {
-                model[k] = Volatile.Read(ref lastRound) * 1_000_000L + k;
-            }
-
-            Churn.AssertMatches(session, Keys, model);
+            Churn.AssertMatches(session, Keys, WrittenIn(Volatile.Read(ref lastRound)));
         }
         finally
         {
@@ -203,6 +191,18 @@ public sealed class LogBudgetTests : IDisposable
                 Assert.Null(store.LogCompaction!.NextCompactionUntil(ratio: 2, minBytes: 4 * StoreOnDevice.PageSize, limitRatio: 0));
             }
         }
+    }
+
+    /// <summary>Every key's value as <see cref="Write"/> left it in <paramref name="round"/>.</summary>
+    private static Dictionary<long, long> WrittenIn(int round)
+    {
+        var model = new Dictionary<long, long>();
+        for (long k = 0; k < Keys; k++)
+        {
+            model[k] = round * 1_000_000L + k;
+        }
+
+        return model;
     }
 
     private static void Write(HybridKV.Sessions.Session<long, long, long, long, CountContext?, CountFunctions> session,
