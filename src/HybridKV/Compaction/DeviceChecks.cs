@@ -43,8 +43,10 @@ internal sealed class DeviceChecks<TKey>
 
     /// <summary>
     /// Puts the checks in ascending page order of their cursors (in any order within a page): an American-flag pass
-    /// over the pages the cursors span, with no second array.
+    /// over the pages the cursors span, with no second array. Optimized at once: called a few times a second, it ran
+    /// as on-stack-replaced code, 5 % of compaction's samples.
     /// </summary>
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveOptimization)]
     public void SortByPage(int pageBits)
     {
         if (Count == 0)

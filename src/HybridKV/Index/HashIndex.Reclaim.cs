@@ -17,17 +17,24 @@ internal sealed unsafe partial class HashIndex
     public long ReclaimEntriesBelow(long beginAddress)
     {
         Debug.Assert(_structureLock.CurrentCount == 0, "The caller holds the index's structure.");
-        long reclaimed = 0;
-        ForEachEntryWord((long _, ref long word) =>
+        var reclaimer = new Reclaimer(beginAddress);
+        ForEachEntryWord(ref reclaimer);
+        return reclaimer.Reclaimed;
+    }
+
+    private struct Reclaimer(long beginAddress) : IEntryWordVisitor
+    {
+        public long Reclaimed;
+
+        public void Visit(long offset, ref long word)
         {
             var entry = new HashBucketEntry(Volatile.Read(ref word));
             if (!entry.IsEmpty && !entry.Tentative && entry.Address != TentativeRecordAddress &&
                 entry.Address < beginAddress && Interlocked.CompareExchange(ref word, 0, entry.Word) == entry.Word)
             {
-                reclaimed++;
+                Reclaimed++;
             }
-        });
-        return reclaimed;
+        }
     }
 
     /// <summary>
@@ -54,15 +61,22 @@ internal sealed unsafe partial class HashIndex
 
     private long CountEntriesFrom(long beginAddress)
     {
-        long count = 0;
-        ForEachEntryWord((long _, ref long word) =>
+        var counter = new Counter(beginAddress);
+        ForEachEntryWord(ref counter);
+        return counter.Count;
+    }
+
+    private struct Counter(long beginAddress) : IEntryWordVisitor
+    {
+        public long Count;
+
+        public void Visit(long offset, ref long word)
         {
             var entry = new HashBucketEntry(Volatile.Read(ref word));
             if (!entry.IsEmpty && entry.Address >= beginAddress)
             {
-                count++;
+                Count++;
             }
-        });
-        return count;
+        }
     }
 }

@@ -140,23 +140,38 @@ internal sealed unsafe partial class HashIndex : IDisposable
     }
 
     /// <summary>Visits every visible entry (tests and diagnostics; not safe against concurrent updates).</summary>
-    internal void ForEachEntry(Action<long, HashBucketEntry> visit) =>
-        ForEachEntryWord((long offset, ref long word) =>
+    internal void ForEachEntry(Action<long, HashBucketEntry> visit)
+    {
+        var visitor = new EntryVisitor(visit);
+        ForEachEntryWord(ref visitor);
+    }
+
+    /// <summary>What <see cref="ForEachEntryWord{TVisitor}"/> calls with each entry word: a struct, bound statically (a
+    /// delegate call per word made a count of a 512K-bucket index take 25 ms, once a second on compaction's thread).
+    /// </summary>
+    private interface IEntryWordVisitor
+    {
+        void Visit(long offset, ref long word);
+    }
+
+    private readonly struct EntryVisitor(Action<long, HashBucketEntry> visit) : IEntryWordVisitor
+    {
+        public void Visit(long offset, ref long word)
         {
             var entry = new HashBucketEntry(Volatile.Read(ref word));
             if (!entry.IsEmpty)
             {
                 visit(offset, entry);
             }
-        });
-
-    private delegate void EntryWordVisitor(long offset, ref long word);
+        }
+    }
 
     /// <summary>
-    /// Calls <paramref name="visit"/> with every entry word of the current table, primary buckets and their overflow
+    /// Calls <paramref name="visitor"/> with every entry word of the current table, primary buckets and their overflow
     /// chains, and the offset of the primary bucket. The caller keeps resizes out if it must see one table whole.
     /// </summary>
-    private void ForEachEntryWord(EntryWordVisitor visit)
+    private void ForEachEntryWord<TVisitor>(ref TVisitor visitor)
+        where TVisitor : struct, IEntryWordVisitor
     {
         for (long offset = 0; offset < _bucketCount; offset++)
         {
@@ -165,7 +180,7 @@ internal sealed unsafe partial class HashIndex : IDisposable
             {
                 for (int i = 0; i < HashBucket.EntryCount; i++)
                 {
-                    visit(offset, ref bucket->Words[i]);
+                    visitor.Visit(offset, ref bucket->Words[i]);
                 }
 
                 long next = Volatile.Read(ref bucket->Words[HashBucket.OverflowWordIndex]) & HashBucket.OverflowIdMask;
