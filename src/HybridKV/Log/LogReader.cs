@@ -202,6 +202,13 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     private unsafe bool TryCopyFromMemory(long pageAddress, long to)
     {
+        // Below the head a page stays on the device (the head only rises): that takes no protection to know, and a
+        // compaction's checks read such pages while its copies hold the reader's epoch row.
+        if (pageAddress + _log.PageSize <= _log.HeadAddress)
+        {
+            return false;
+        }
+
         Protect();
         try
         {
