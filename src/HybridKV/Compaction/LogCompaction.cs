@@ -113,13 +113,21 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             _truncating = Task.CompletedTask;
             await truncating.WaitAsync(token).ConfigureAwait(false);
             (until, Task truncated) = _shiftBeginAddress(until, _stopping);
-            if (automatic)
+            _truncating = truncated;
+            if (!automatic)
             {
-                _truncating = truncated;
-            }
-            else
-            {
-                await truncated.WaitAsync(token).ConfigureAwait(false);
+                try
+                {
+                    await truncated.WaitAsync(token).ConfigureAwait(false);
+                }
+                finally
+                {
+                    // Reported here; one the caller stopped waiting for is the next compaction's to wait for.
+                    if (truncated.IsCompleted)
+                    {
+                        _truncating = Task.CompletedTask;
+                    }
+                }
             }
 
             result = result with { UntilAddress = until };

@@ -34,6 +34,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     // Checks whose record at the cursor was another key's: they go on down the chain, read a record at a time.
     private List<DeviceChecks<TKey>.Check> _followUps = [];
     private List<DeviceChecks<TKey>.Check> _nextFollowUps = [];
+    // Checks of pages with few of them, read a record at a time with those of other such pages.
+    private readonly List<DeviceChecks<TKey>.Check> _sparse = [];
     private readonly List<long> _singleReads = [];
     // Where each record of the page's index entry led when it was looked up, a few records ahead of its trace.
     private long[] _chainHeads = new long[1 << 10];
@@ -86,8 +88,12 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         // Records whose chain meets another key's record on the device (a tag collision, rare) take the exact trace.
         var exact = new List<long>();
         var counts = new Counts();
+        // A compaction that failed may have left checks of its range behind.
         _checks.Clear();
+        _lateChecks.Clear();
         _followUps.Clear();
+        _nextFollowUps.Clear();
+        _sparse.Clear();
         _checksAhead.Start(from, until, System.Numerics.BitOperations.Log2((ulong)log.PageSize));
         _candidates.Clear();
         for (long page = from & ~pageMask; page < until; page += log.PageSize)
@@ -165,7 +171,6 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         // the checks 40-55). Only the checks use the reader's buffers meanwhile, and they never protect (their pages
         // lie below the head); the copies' own checks (a key written again since, its newer record already on the
         // device) are kept apart and answered after.
-        _lateChecks.Clear();
         Task checking = Task.Run(() => AnswerChecksAsync(exact, cancellationToken), cancellationToken);
         // Copies open pages at the tail, so writers a compaction holds back (HybridLog.WriterHold) would write into
         // them: the hold lets writers add as much as is copied, and holds them at the limit again once it is done.
@@ -470,12 +475,12 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 // such pages at once.
                 for (int i = first; i < last; i++)
                 {
-                    _nextFollowUps.Add(_checks[i]);
+                    _sparse.Add(_checks[i]);
                 }
 
-                if (_nextFollowUps.Count > LogReader<TKey, TValue>.RecordSlots - SparseChecks)
+                if (_sparse.Count > LogReader<TKey, TValue>.RecordSlots - SparseChecks)
                 {
-                    await AnswerSinglyAsync(_nextFollowUps, collisions, cancellationToken).ConfigureAwait(false);
+                    await AnswerSinglyAsync(_sparse, collisions, cancellationToken).ConfigureAwait(false);
                 }
             }
             else
@@ -504,7 +509,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             cancellationToken.ThrowIfCancellationRequested();
         }
 
-        await AnswerSinglyAsync(_nextFollowUps, collisions, cancellationToken).ConfigureAwait(false);
+        await AnswerSinglyAsync(_sparse, collisions, cancellationToken).ConfigureAwait(false);
         _checks.Clear();
     }
 
