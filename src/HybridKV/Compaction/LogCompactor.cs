@@ -116,7 +116,12 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 {
                     if (batch == 0)
                     {
-                        StartPrefetches(pageRecords);
+                        // The first records' buckets and chain heads, as the records before them would have.
+                        EnsureChainHeads(pageRecords.Count);
+                        for (int i = -BucketsAhead; i < 0; i++)
+                        {
+                            PrefetchAhead(pageRecords, i);
+                        }
                     }
 
                     for (int i = batch; i < batchEnd; i++)
@@ -226,27 +231,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return new CompactionResult(from, until, counts.Examined, counts.Copied, counts.BytesCopied, counts.TombstonesDropped);
     }
 
-    /// <summary>
-    /// Under protection, before the first trace of a page: the buckets of its first <see cref="BucketsAhead"/> records
-    /// and the chain heads of its first <see cref="ChainHeadsAhead"/>.
-    /// </summary>
-    private void StartPrefetches(List<(long Address, bool NoValue, long Hash)> records)
+    private void EnsureChainHeads(int records)
     {
-        if (_chainHeads.Length < records.Count)
+        if (_chainHeads.Length < records)
         {
-            _chainHeads = new long[Math.Max(records.Count, 2 * _chainHeads.Length)];
-        }
-
-        int buckets = Math.Min(BucketsAhead, records.Count);
-        for (int i = 0; i < buckets; i++)
-        {
-            _engine.Index.Prefetch(new Index.KeyHash(records[i].Hash));
-        }
-
-        int heads = Math.Min(ChainHeadsAhead, records.Count);
-        for (int i = 0; i < heads; i++)
-        {
-            _chainHeads[i] = _engine.FindChainHead(new Index.KeyHash(records[i].Hash));
+            _chainHeads = new long[Math.Max(records, 2 * _chainHeads.Length)];
         }
     }
 
@@ -265,7 +254,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             _engine.Index.Prefetch(new Index.KeyHash(records[i + BucketsAhead].Hash));
         }
 
-        if (i + ChainHeadsAhead < records.Count)
+        if (i + ChainHeadsAhead < records.Count && i + ChainHeadsAhead >= 0)
         {
             _chainHeads[i + ChainHeadsAhead] = _engine.FindChainHead(new Index.KeyHash(records[i + ChainHeadsAhead].Hash));
         }
@@ -544,7 +533,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 _singleReads.Add(checks[first + i].Cursor);
             }
 
-            await _reader.ReadRecordsAsync(_singleReads, 0, count, cancellationToken).ConfigureAwait(false);
+            await _reader.ReadRecordsAsync(_singleReads, cancellationToken).ConfigureAwait(false);
             for (int i = 0; i < count; i++)
             {
                 Answer(checks[first + i], _reader.SlotRecord(i), fromDevice: true, collisions);

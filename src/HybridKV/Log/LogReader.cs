@@ -293,13 +293,11 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     public async ValueTask ReadRecordAsync(long address, CancellationToken cancellationToken)
     {
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
-        long sectorMask = device.SectorSize - 1;
         long pageEnd = (address | (_log.PageSize - 1L)) + 1;
         int size = LogRecord<TKey, TValue>.IsVariable ? 1024 : LogRecord<TKey, TValue>.MaxFixedSize;
         while (true)
         {
-            long start = address & ~sectorMask;
-            long end = Math.Min((address + size + sectorMask) & ~sectorMask, pageEnd);
+            (long start, long end) = Sectors(device, address, size);
             _recordOffset = (int)(address - start);
             await device.ReadAsync(start, _record.Memory[..(int)(end - start)], cancellationToken).ConfigureAwait(false);
             int available = (int)(end - address);
@@ -316,30 +314,37 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     public const int RecordSlots = 64;
 
     /// <summary>
-    /// Reads the fixed-size records at <paramref name="count"/> addresses from <paramref name="first"/> of
-    /// <paramref name="addresses"/> (at most <see cref="RecordSlots"/>) from the device, all at once: records far apart
-    /// wait for the device together, not one after another. <see cref="SlotRecord"/> is each.
+    /// Reads the fixed-size records at <paramref name="addresses"/> (at most <see cref="RecordSlots"/>) from the device,
+    /// all at once: records far apart wait for the device together, not one after another. <see cref="SlotRecord"/> is
+    /// each, in the order of <paramref name="addresses"/>.
     /// </summary>
-    public async Task ReadRecordsAsync(List<long> addresses, int first, int count, CancellationToken cancellationToken)
+    public async Task ReadRecordsAsync(List<long> addresses, CancellationToken cancellationToken)
     {
-        System.Diagnostics.Debug.Assert(!LogRecord<TKey, TValue>.IsVariable && count <= RecordSlots, "A slot per record.");
+        System.Diagnostics.Debug.Assert(!LogRecord<TKey, TValue>.IsVariable && addresses.Count <= RecordSlots,
+            "A slot per record.");
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
-        long sectorMask = device.SectorSize - 1;
         int slotBytes = SlotBytes(device);
         _slots ??= new AlignedBuffer(RecordSlots * slotBytes, Math.Max(device.SectorSize, 512));
-        var reads = new Task[count];
-        for (int i = 0; i < count; i++)
+        var reads = new Task[addresses.Count];
+        for (int i = 0; i < reads.Length; i++)
         {
-            long address = addresses[first + i];
-            long start = address & ~sectorMask;
-            long pageEnd = (address | (_log.PageSize - 1L)) + 1;
-            long end = Math.Min((address + LogRecord<TKey, TValue>.MaxFixedSize + sectorMask) & ~sectorMask, pageEnd);
+            long address = addresses[i];
+            (long start, long end) = Sectors(device, address, LogRecord<TKey, TValue>.MaxFixedSize);
             _slotOffsets[i] = (int)(address - start);
             reads[i] = device.ReadAsync(start, _slots.Memory.Slice(i * slotBytes, (int)(end - start)), cancellationToken)
                 .AsTask();
         }
 
         await Task.WhenAll(reads).ConfigureAwait(false);
+    }
+
+    /// <summary>The whole sectors holding <paramref name="size"/> bytes from <paramref name="address"/>, no further
+    /// than the end of its page (a record never crosses it).</summary>
+    private (long Start, long End) Sectors(StorageDevice device, long address, int size)
+    {
+        long sectorMask = device.SectorSize - 1;
+        long pageEnd = (address | (_log.PageSize - 1L)) + 1;
+        return (address & ~sectorMask, Math.Min((address + size + sectorMask) & ~sectorMask, pageEnd));
     }
 
     /// <summary>The <paramref name="index"/>th record <see cref="ReadRecordsAsync"/> read.</summary>
