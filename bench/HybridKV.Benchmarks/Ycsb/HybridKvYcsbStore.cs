@@ -55,6 +55,7 @@ public static class HybridKvYcsbStore
         private readonly Timer? _diskSampler;
         private long _peakDiskBytes;
         private readonly int _readBatch;
+        private readonly int _prefetch;
         private Session<long, TValue, long, long, Empty, TFunctions>? _verifier; // reads sampled keys after a run
 
         public Store(YcsbStoreOptions options, string name, long recordBytes)
@@ -62,6 +63,7 @@ public static class HybridKvYcsbStore
             Name = name;
             _valueBytes = options.ValueBytes;
             _readBatch = options.ReadBatch;
+            _prefetch = options.Prefetch;
             long dataBytes = options.Keys * recordBytes;
             bool needsDevice = options.MemoryMb is not null || options.CheckpointEvery is not null || options.OnDevice;
             if (needsDevice)
@@ -157,7 +159,7 @@ public static class HybridKvYcsbStore
                 session.Committed += (_, _) => Interlocked.Increment(ref _checkpointsCommitted);
             }
 
-            return new Worker(session, NewScratch(), _readBatch);
+            return new Worker(session, NewScratch(), _readBatch, _prefetch);
         }
 
         public bool TryReadCounter(long key, out long counter)
@@ -240,7 +242,8 @@ public static class HybridKvYcsbStore
         }
 
         private sealed class Worker(
-            Session<long, TValue, long, long, Empty, TFunctions> session, byte[] scratch, int readBatch) : IYcsbWorker
+            Session<long, TValue, long, long, Empty, TFunctions> session, byte[] scratch, int readBatch, int prefetch)
+            : IYcsbWorker
         {
             private readonly long[] _outputs = new long[readBatch];
             private readonly Status[] _statuses = new Status[readBatch];
@@ -253,13 +256,24 @@ public static class HybridKvYcsbStore
                 // One epoch protection per batch, as the papers' benchmarks hold it across operations.
                 using ProtectedScope scope = session.BeginProtectedScope();
                 int end = start + count;
+                int groupEnd = start;
                 for (int i = start; i < end; i++)
                 {
+                    if (i == groupEnd)
+                    {
+                        // The next group's keys, whatever their operations: its misses overlap.
+                        groupEnd = prefetch > 1 ? Math.Min(end, i + prefetch) : end;
+                        if (prefetch > 1)
+                        {
+                            session.Prefetch(keys.AsSpan(i, groupEnd - i));
+                        }
+                    }
+
                     long key = keys[i];
                     if (readBatch > 1 && operations[i] == YcsbOperation.Read)
                     {
                         int batch = 1;
-                        while (batch < readBatch && i + batch < end && operations[i + batch] == YcsbOperation.Read)
+                        while (batch < readBatch && i + batch < groupEnd && operations[i + batch] == YcsbOperation.Read)
                         {
                             batch++;
                         }

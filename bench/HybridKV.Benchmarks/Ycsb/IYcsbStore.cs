@@ -71,6 +71,9 @@ public sealed record YcsbStoreOptions(
     /// <summary>HybridKV reads up to this many consecutive reads as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
 
+    /// <summary>HybridKV prefetches the keys of each group of this many operations before running them (1: none).</summary>
+    public int Prefetch { get; init; } = 1;
+
     /// <summary>The read cache of HybridKV and FASTER, in MiB (a power of two), or null for none.</summary>
     public long? ReadCacheMb { get; init; }
 

@@ -25,6 +25,9 @@ public sealed record YcsbOptions(
     /// <summary>HybridKV reads up to this many consecutive reads of a stream as one batch (1: one at a time).</summary>
     public int ReadBatch { get; init; } = 1;
 
+    /// <summary>HybridKV prefetches the keys of each group of this many operations before running them (1: none).</summary>
+    public int Prefetch { get; init; } = 1;
+
     /// <summary>HybridKV's <see cref="StoreSettings.LogSizeLimitRatio"/> (null: the library's default).</summary>
     public double? LogSizeLimitRatio { get; init; }
 
@@ -82,6 +85,8 @@ public sealed record YcsbOptions(
                                   default a quarter of the data); ends with RESULT scenario=soak live_bytes=L peak_disk_bytes=P
                                   disk_ratio=P/L throughput_ratio=with/without written_ratio=log written/L
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)
+          --prefetch N            HybridKV runs each group of N operations (any mix) after Session.Prefetch of their
+                                  keys, overlapping their cache misses (default 1: no prefetch; 32 covers memory latency)
           --read-batch N          HybridKV reads up to N consecutive reads as one batch, overlapping their cache
                                   misses (Session.Read of a span of keys; default 1: one read at a time)
           --device file|azure     HybridKV's log device: file (default), or azure: page blobs in a new container, through
@@ -109,7 +114,7 @@ public sealed record YcsbOptions(
         string[] known =
         [
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
-            "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--dir", "--out",
+            "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--prefetch", "--dir", "--out",
             "--scenario", "--peer-page-cache", "--read-cache-mb", "--log-size-limit-ratio", "--device",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
@@ -193,6 +198,7 @@ public sealed record YcsbOptions(
             scenario)
         {
             ReadBatch = (int)Number("--read-batch", Text("--read-batch"), 1, 1, 4096),
+            Prefetch = (int)Number("--prefetch", Text("--prefetch"), 1, 1, 4096),
             LogSizeLimitRatio = Text("--log-size-limit-ratio") is { } limit
                 ? double.TryParse(limit, NumberStyles.Float, CultureInfo.InvariantCulture, out double ratio) && ratio >= 1.25 && ratio <= 1000
                     ? ratio

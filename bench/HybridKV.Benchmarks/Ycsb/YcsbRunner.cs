@@ -45,6 +45,8 @@ public static class YcsbRunner
             $"checkpoint-every={options.CheckpointEverySeconds?.ToString(CultureInfo.InvariantCulture) ?? "none"} " +
             $"({options.CheckpointMode?.ToString() ?? "default mode"}) cores={Environment.ProcessorCount}" +
             (options.Scenario is { } scenario ? $" scenario={scenario}" : "") +
+            (options.Prefetch > 1 ? $" hybridkv-prefetch={options.Prefetch}" : "") +
+            (options.ReadBatch > 1 ? $" hybridkv-read-batch={options.ReadBatch}" : "") +
             (options.Stores.Any(s => s is "faster" or "rocksdb") ? $" peer-page-cache={(options.PeerPageCache ? "on" : "off")}" : ""));
 
         var results = new List<YcsbResult>();
@@ -122,6 +124,7 @@ public static class YcsbRunner
             LogCompactionRatio = compaction is false ? 0 : null,
             LogSizeLimitRatio = options.LogSizeLimitRatio,
             ReadBatch = options.ReadBatch,
+            Prefetch = options.Prefetch,
             ReadCacheMb = options.ReadCacheMb,
             Device = options.Device,
             AzureContainer = $"ycsb-{Guid.NewGuid():N}",

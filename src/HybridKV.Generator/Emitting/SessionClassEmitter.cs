@@ -87,6 +87,12 @@ internal static class SessionClassEmitter
             "<paramref name=\"refreshInterval\"/> operations, until the scope is disposed.",
             "global::HybridKV.Sessions.ProtectedScope BeginProtectedScope(int refreshInterval = 256)",
             "_session.BeginProtectedScope(refreshInterval)");
+        Forward(writer, "Starts loading into the processor's caches what operations on the keys read first, so that " +
+            "operations on them issued right after overlap their cache misses (a hint: it changes nothing).",
+            $"void Prefetch(global::System.ReadOnlySpan<{key}> keys)", "_session.Prefetch(keys)");
+        Forward(writer, "Reads many keys with the default input, in order, overlapping their memory accesses.",
+            $"void Read(global::System.ReadOnlySpan<{key}> keys, global::System.Span<{output}> outputs, " +
+            $"global::System.Span<{Status}> statuses)", "_session.Read(keys, outputs, statuses)");
         Forward(writer, "Reads a key, awaiting the device if the record is not in memory.",
             $"{Tasks}.ValueTask<global::HybridKV.ReadResult<{output}>> ReadAsync({key} key, {input} input = default!, " +
             $"{context} context = default!, {Token} cancellationToken = default)",

@@ -1,9 +1,8 @@
 namespace HybridKV.Sessions;
 
 /// <summary>
-/// Reads of many keys at once (issue 19): a read is two dependent cache misses, the key's bucket and then its
-/// record, and one read after another waits for them one after another. A batch first starts loading every key's
-/// bucket, then every record those buckets lead to, and only then reads, so the misses of a group overlap.
+/// Reads of many keys at once (issue 19): each group of keys is prefetched (<see cref="Prefetch"/>), then read one
+/// by one, so the cache misses of a group overlap.
 /// </summary>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
@@ -34,25 +33,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         for (int start = 0; start < keys.Length; start += PrefetchGroup)
         {
             ReadOnlySpan<TKey> group = keys.Slice(start, Math.Min(PrefetchGroup, keys.Length - start));
-            foreach (ref readonly TKey key in group)
-            {
-                _engine.PrefetchBucket(in key);
-            }
-
-            // Finding the records' addresses reads the index and the frame table: under protection, as a read does.
-            Enter();
-            try
-            {
-                foreach (ref readonly TKey key in group)
-                {
-                    _engine.PrefetchRecord(in key);
-                }
-            }
-            finally
-            {
-                Exit();
-            }
-
+            Prefetch(group);
             for (int i = 0; i < group.Length; i++)
             {
                 statuses[start + i] = Read(in group[i], default!, ref outputs[start + i], default!);
