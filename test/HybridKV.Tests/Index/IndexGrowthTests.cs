@@ -203,20 +203,9 @@ public sealed class IndexGrowthTests : IDisposable
             // During: the resize is held in its resizing phase while the session updates every key (splitting chunks
             // itself); a checkpoint asked for now waits for the resize (they exclude each other) and then holds what
             // the session did until the resize finished.
-            var resizing = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            store.Engine.Growth.PhaseGate = phase =>
-            {
-                if (phase != ResizePhase.Resizing)
-                {
-                    return Task.CompletedTask;
-                }
-
-                resizing.TrySetResult();
-                return release.Task;
-            };
+            var hold = new ResizeHold(store.Engine.Growth, ResizePhase.Resizing);
             Task<bool> growing = store.GrowIndexAsync();
-            await resizing.Task;
+            await hold.Reached;
             for (long k = 0; k < Keys; k++)
             {
                 Assert.Equal(Status.Ok, session.RMWNow(k, k));
@@ -232,7 +221,7 @@ public sealed class IndexGrowthTests : IDisposable
                 Assert.Equal(Status.Ok, session.RMWNow(k, k));
             }
 
-            release.SetResult();
+            hold.Release();
             Assert.True(await growing);
             checkpoints.Add((await during, -3, 32));
             Assert.Equal(32, store.IndexBucketCount);

@@ -104,20 +104,9 @@ public sealed class PrefetchTests : IDisposable
         long[] all = [.. Enumerable.Range(0, (int)Keys).Select(k => (long)k)];
 
         // Held in its resizing phase: buckets are found through both the old and the new index.
-        var resizing = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        store.Engine.Growth.PhaseGate = phase =>
-        {
-            if (phase != ResizePhase.Resizing)
-            {
-                return Task.CompletedTask;
-            }
-
-            resizing.TrySetResult();
-            return release.Task;
-        };
+        var hold = new ResizeHold(store.Engine.Growth, ResizePhase.Resizing);
         Task<bool> growing = store.GrowIndexAsync();
-        await resizing.Task;
+        await hold.Reached;
         Assert.Equal(ResizePhase.Resizing, store.Engine.Index.ResizeStatus.Phase);
         for (int start = 0; start < Keys; start += 32)
         {
@@ -128,7 +117,7 @@ public sealed class PrefetchTests : IDisposable
             }
         }
 
-        release.SetResult();
+        hold.Release();
         Assert.True(await growing);
         using (session.BeginProtectedScope())
         {
