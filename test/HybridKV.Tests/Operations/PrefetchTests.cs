@@ -119,6 +119,11 @@ public sealed class PrefetchTests : IDisposable
 
         hold.Release();
         Assert.True(await growing);
+        for (long k = 0; k < Keys; k++)
+        {
+            Assert.Equal((Status.Ok, 2 * k), session.ReadOrZeroNow(k));
+        }
+
         using (session.BeginProtectedScope())
         {
             for (int start = 0; start < Keys; start += 32)
