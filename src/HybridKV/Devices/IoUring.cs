@@ -101,7 +101,7 @@ internal sealed unsafe partial class IoUring : IDisposable
         int fd = (int)Syscall(SetupSyscall, depth, (nint)(&parameters), 0, 0, 0, 0);
         if (fd < 0)
         {
-            whyNot = $"io_uring_setup failed (errno {Marshal.GetLastPInvokeError()})";
+            whyNot = $"io_uring_setup failed ({Libc.DescribeLastError()})";
             return null;
         }
 
@@ -219,7 +219,7 @@ internal sealed unsafe partial class IoUring : IDisposable
         {
             long waited = Syscall(EnterSyscall, _ringFd, 0, 1, (nint)EnterGetEvents, 0, 0);
             Debug.Assert(waited >= 0 || Marshal.GetLastPInvokeError() == Interrupted,
-                $"io_uring_enter (wait) failed with errno {Marshal.GetLastPInvokeError()}");
+                $"io_uring_enter (wait) failed ({Libc.DescribeLastError()})");
 
             uint head = *_cqHead;
             uint tail = Volatile.Read(ref *_cqTail);
@@ -321,7 +321,7 @@ internal sealed unsafe partial class IoUring : IDisposable
         nint address = Mmap(0, length, ReadWrite, SharedPopulate, fd, offset);
         if (address == -1)
         {
-            throw new IOException($"Mapping an io_uring ring failed (errno {Marshal.GetLastPInvokeError()}).");
+            throw new IOException($"Mapping an io_uring ring failed ({Libc.DescribeLastError()}).");
         }
 
         return address;

@@ -33,6 +33,13 @@ internal static partial class Libc
     [LibraryImport("libc", EntryPoint = "posix_fallocate")]
     public static partial int PosixFallocate(int fd, long offset, long length);
 
+    /// <summary>An errno as an error message shows it: the number and what the system calls it ("errno 2, No such file
+    /// or directory"), so that an operator reading the message need not look the number up.</summary>
+    public static string Describe(int errno) => $"errno {errno}, {Marshal.GetPInvokeErrorMessage(errno)}";
+
+    /// <summary><see cref="Describe"/> of the last failed call's errno.</summary>
+    public static string DescribeLastError() => Describe(Marshal.GetLastPInvokeError());
+
     /// <summary>Makes a directory entry change (a created or deleted file) durable.</summary>
     public static void FSyncDirectory(string directory)
     {
@@ -40,7 +47,7 @@ internal static partial class Libc
         if (fd < 0)
         {
             throw new StorageDeviceException(
-                $"Could not open directory '{directory}' to fsync it (errno {Marshal.GetLastPInvokeError()}).");
+                $"Could not open directory '{directory}' to fsync it ({DescribeLastError()}).");
         }
 
         try
@@ -48,7 +55,7 @@ internal static partial class Libc
             if (FSync(fd) != 0)
             {
                 throw new StorageDeviceException(
-                    $"fsync of directory '{directory}' failed (errno {Marshal.GetLastPInvokeError()}).");
+                    $"fsync of directory '{directory}' failed ({DescribeLastError()}).");
             }
         }
         finally

@@ -146,7 +146,7 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
     /// <inheritdoc/>
     Exception IoUring.IReadOwner.ReadFailed(long segment, long offset, int length, int errno) =>
         new StorageDeviceException($"Reading {length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.",
-            new IOException($"io_uring read failed with errno {errno}.", errno));
+            new IOException($"io_uring read failed ({Libc.Describe(errno)}).", errno));
 
     private unsafe bool IsSectorAligned(System.Buffers.MemoryHandle pin, int length) =>
         ((nint)pin.Pointer & (SectorSize - 1)) == 0 && (length & (SectorSize - 1)) == 0;
@@ -389,7 +389,7 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
         if (fd < 0)
         {
             throw new StorageDeviceException(
-                $"Could not open '{path}' for direct I/O (errno {Marshal.GetLastPInvokeError()}).");
+                $"Could not open '{path}' for direct I/O ({Libc.DescribeLastError()}).");
         }
 
         return new SafeFileHandle(fd, ownsHandle: true);
@@ -405,7 +405,7 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
         int error = Libc.PosixFallocate((int)file.DangerousGetHandle(), 0, SegmentSize);
         if (error != 0)
         {
-            throw new StorageDeviceException($"Could not preallocate {SegmentSize} bytes for '{path}' (errno {error}).");
+            throw new StorageDeviceException($"Could not preallocate {SegmentSize} bytes for '{path}' ({Libc.Describe(error)}).");
         }
     }
 

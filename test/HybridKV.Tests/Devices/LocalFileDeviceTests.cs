@@ -51,6 +51,25 @@ public sealed class LocalFileDeviceTests : IDisposable
         }
     }
 
+    /// <summary>
+    /// A segment that cannot be created (its directory was deleted under the running device) fails the write with an
+    /// error naming the file and what the system said, not a bare errno an operator must look up.
+    /// </summary>
+    [Fact]
+    public async Task A_write_whose_segment_cannot_be_created_names_the_file_and_the_systems_reason()
+    {
+        string directory = _directory.NewSubdirectory();
+        using var device = new LocalFileDevice(Options(directory));
+        await device.WriteAsync(0, Bytes(Sector, 1));
+        Directory.Delete(directory, recursive: true);
+
+        var error = await Assert.ThrowsAsync<StorageDeviceException>(
+            async () => await device.WriteAsync(Segment, Bytes(Sector, 2)));
+        string message = error.ToString();
+        Assert.Contains(device.SegmentPath(1), message, StringComparison.Ordinal);
+        Assert.Contains(System.Runtime.InteropServices.Marshal.GetPInvokeErrorMessage(2), message, StringComparison.Ordinal);
+    }
+
     [Theory]
     [InlineData(4)]
     [InlineData(64)]
