@@ -36,6 +36,10 @@ internal sealed partial class HybridLog
     /// </summary>
     public Task SpaceSignal => _spaceSignal.NextSignal;
 
+    /// <summary>The signal behind <see cref="SpaceSignal"/>, for a thread that blocks on it
+    /// (<see cref="AsyncSignal.WaitBlocking"/>) rather than awaiting.</summary>
+    public AsyncSignal Space => _spaceSignal;
+
     /// <summary>Wakes operations waiting for log space so that they try again (for a reason other than space).</summary>
     public void SignalSpace() => _spaceSignal.Signal();
 

@@ -166,18 +166,18 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     /// Blocks until <paramref name="signal"/> or the recheck interval, outside protection: what the session waits
     /// for (a page turn, a flush, the fuzzy region becoming safe) needs every session's epoch to move on.
     /// </summary>
-    private void WaitUnprotected(Task signal)
+    private void WaitUnprotected(Utilities.AsyncSignal signal, long mark)
     {
         if (!_scopeOpen)
         {
-            signal.Wait(RecheckInterval);
+            signal.WaitBlocking(mark, RecheckInterval);
             return;
         }
 
         _epoch.Unprotect(_epochEntry);
         try
         {
-            signal.Wait(RecheckInterval);
+            signal.WaitBlocking(mark, RecheckInterval);
         }
         finally
         {

@@ -270,12 +270,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         while (status == OperationStatus.RetryLater)
         {
             // Taken before the next attempt: a change after it wakes the wait, one before it is seen by the attempt.
-            Task logSpace = _engine.Log.SpaceSignal;
+            long logSpace = _engine.Log.Space.BlockingMark;
             status = Attempt<TKind>(in key, in value, in input, ref output, context, expiry, Waiter.CompletePending,
                 serialNo, out _);
             if (status == OperationStatus.RetryLater)
             {
-                WaitUnprotected(logSpace);
+                WaitUnprotected(_engine.Log.Space, logSpace);
             }
         }
 
@@ -332,8 +332,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
                 RefreshScope();
             }
 
-            Task progress = _progress.NextSignal;
-            Task logSpace = _engine.Log.SpaceSignal;
+            long progress = _progress.BlockingMark;
+            long logSpace = _engine.Log.Space.BlockingMark;
             bool progressed;
             bool waitingForSpace = false;
             try
@@ -358,11 +358,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
 
             if (waitingForSpace)
             {
-                WaitUnprotected(logSpace);
+                WaitUnprotected(_engine.Log.Space, logSpace);
             }
             else if (_ready.Count == 0)
             {
-                WaitUnprotected(progress);
+                WaitUnprotected(_progress, progress);
             }
             else
             {

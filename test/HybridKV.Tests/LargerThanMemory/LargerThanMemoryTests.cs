@@ -392,6 +392,55 @@ public sealed class LargerThanMemoryProcessTests : IDisposable
     }
 
     /// <summary>
+    /// Waiting for many reads from the device at once allocates nothing either: <c>CompletePending(wait: true)</c>
+    /// blocks between completions many times, and each such wait made the completing thread allocate a task for the
+    /// next signal and the waiter an event to block on (about 40 bytes a read in the YCSB runner).
+    /// </summary>
+    [Fact]
+    public void Waiting_for_many_reads_from_the_device_at_once_allocates_nothing()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()) with
+        {
+            MemoryCompactionMaxLiveFraction = 0,
+        });
+        using var session = store.NewSession();
+        const long Keys = 20_000;
+        session.Preload(Keys, factor: 3);
+        long output = 0;
+        var context = new CountContext();
+        long pendingReads = 0;
+        long wrong = 0;
+        void ReadAll()
+        {
+            for (long start = 0; start < Keys / 2; start += 512)
+            {
+                for (long k = start; k < start + 512; k++)
+                {
+                    pendingReads += session.Read(k, 0, ref output, context) == Status.Pending ? 1 : 0;
+                }
+
+                // Counted, not asserted: an assertion allocates, and this is the loop being measured.
+                wrong += session.CompletePending(wait: true) && context.LastStatus == Status.Ok &&
+                    context.Output % 3 == 0 ? 0 : 1;
+            }
+        }
+
+        ReadAll();
+        long before = GC.GetTotalAllocatedBytes(precise: true);
+        long readBefore = store.Engine.Log.Device!.BytesRead;
+        ReadAll();
+        long allocated = GC.GetTotalAllocatedBytes(precise: true) - before;
+
+        long reads = (store.Engine.Log.Device.BytesRead - readBefore) / store.Engine.Log.Device.SectorSize;
+        Assert.True(reads > Keys / 4, $"only {reads} reads went to the device");
+        Assert.Equal(IoUringSupport.Available, ((HybridKV.Devices.LocalFileDevice)store.Engine.Log.Device).UsesIoUring);
+        long bound = IoUringSupport.Available ? 8 : 512;
+        Assert.True(allocated <= bound * reads, $"{allocated} bytes allocated for {reads} reads from the device ({(double)allocated / reads:F1} a read)");
+        Assert.Equal(pendingReads, context.Completions);
+        Assert.Equal(0, wrong);
+    }
+
+    /// <summary>
     /// Reads that go to the device allocate nothing once the session has done it before (issue 19): the pending
     /// operation and its buffer are reused, the ring's requests are their own tasks, and the completion hands the
     /// operation on from the ring's thread. Counted over the whole process (this collection runs alone); 8 bytes a read
