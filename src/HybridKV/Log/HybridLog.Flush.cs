@@ -189,10 +189,10 @@ internal sealed partial class HybridLog
     {
         while (Volatile.Read(ref _outstandingFlushes) > 0)
         {
-            Task signal = SpaceSignal;
+            long mark = _spaceSignal.BlockingMark;
             if (Volatile.Read(ref _outstandingFlushes) > 0)
             {
-                signal.Wait(TimeSpan.FromMilliseconds(100));
+                _spaceSignal.WaitBlocking(mark, TimeSpan.FromMilliseconds(100));
             }
         }
     }

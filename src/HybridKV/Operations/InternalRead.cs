@@ -8,21 +8,16 @@ namespace HybridKV.Operations;
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
     /// <summary>
-    /// The first step of a batch of reads: start loading each key's bucket, so that their cache misses overlap
-    /// instead of following one another (a read is two dependent misses: bucket, then record).
+    /// The first step of a prefetch (<see cref="Sessions.Session{TKey, TValue, TInput, TOutput, TContext, TFunctions}.Prefetch"/>):
+    /// start loading the key's bucket, so that the cache misses of many keys overlap instead of following one another
+    /// (an operation in memory is two dependent misses: bucket, then record).
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void PrefetchBucket(in TKey key) => Index.Prefetch(HashOf(in key));
 
     /// <summary>The second step, under protection: start loading the record the key's entry leads to.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void PrefetchRecord(in TKey key)
-    {
-        if (Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
-        {
-            Log.Prefetch(slot.Address);
-        }
-    }
+    public void PrefetchRecord(in TKey key) => FindChainHead(HashOf(in key));
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public OperationStatus InternalRead(in TKey key, in TInput input, ref TOutput output, out StorageRead storageRead)
