@@ -77,8 +77,9 @@ public sealed class HybridKVOptions
     /// </summary>
     public TimeSpan CommitDelay { get; set; } = TimeSpan.Zero;
 
-    /// <summary>How checkpoints capture the log. Default <see cref="CheckpointMode.FoldOver"/>.</summary>
-    public CheckpointMode CheckpointMode { get; set; } = CheckpointMode.FoldOver;
+    /// <summary>How checkpoints capture the log. Default <see cref="CheckpointMode.Auto"/> (a fold-over while the store
+    /// fits in memory, a snapshot while operations read the device).</summary>
+    public CheckpointMode CheckpointMode { get; set; } = CheckpointMode.Auto;
 
     /// <summary>How many of the newest checkpoints are kept, from 0 (all) to 1000. Default 3.</summary>
     public int CheckpointsToKeep { get; set; } = 3;

@@ -44,8 +44,9 @@ public sealed class HybridKVGrainStorageOptions : IStorageProviderSerializerOpti
     /// <summary>How long a write waits for others to share its checkpoint, from zero (the default) to 1 s.</summary>
     public TimeSpan CommitDelay { get; set; } = TimeSpan.Zero;
 
-    /// <summary>How checkpoints capture the log. Default <see cref="CheckpointMode.FoldOver"/>.</summary>
-    public CheckpointMode CheckpointMode { get; set; } = CheckpointMode.FoldOver;
+    /// <summary>How checkpoints capture the log. Default <see cref="CheckpointMode.Auto"/> (a fold-over while the store
+    /// fits in memory, a snapshot while operations read the device).</summary>
+    public CheckpointMode CheckpointMode { get; set; } = CheckpointMode.Auto;
 
     /// <summary>Every other store setting: receives the settings these options make and returns the ones to use.</summary>
     public Func<StoreSettings, StoreSettings>? ConfigureStore { get; set; }

@@ -145,7 +145,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount, () => _memoryCompactor,
-            _engine.ReadCache, settings.MeterFactory);
+            () => _engine.BytesReadByOperations, _checkpoints?.Committed, _engine.ReadCache, settings.MeterFactory);
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }
@@ -384,6 +384,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <summary>The background copying of live records near the head, once started (for tests).</summary>
     internal Compaction.MemoryCompactor? MemoryCompactor => _memoryCompactor;
 
+    /// <summary>Checkpoints committed by mode, if the store takes checkpoints (the benchmark's progress line).</summary>
+    internal CheckpointCounts? CheckpointsCommitted => _checkpoints?.Committed;
+
     /// <summary>Whether periodic checkpoints have started (tests).</summary>
     internal bool PeriodicCheckpointsStarted => Volatile.Read(ref _periodicStarted) != 0;
 
@@ -467,14 +470,15 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <see cref="Session{TKey, TValue, TInput, TOutput, TContext, TFunctions}.Committed"/>.
     /// </summary>
     /// <param name="kind">Index and log, or log only.</param>
-    /// <param name="mode">Fold-over or snapshot (CPR App. D).</param>
+    /// <param name="mode">Fold-over or snapshot (CPR App. D), or <see cref="CheckpointMode.Auto"/> (the default) to let the
+    /// store choose from whether operations read the device since the previous checkpoint.</param>
     /// <param name="cancellationToken">Cancels waiting for a running checkpoint, or the index checkpoint; once sessions
     /// start moving to the next version the commit runs to its end.</param>
     /// <returns>The checkpoint's token.</returns>
     /// <exception cref="InvalidOperationException">The store has no log device or no checkpoint store.</exception>
     /// <exception cref="Devices.StorageDeviceException">Writing the log failed; the checkpoint is not committed.</exception>
     public async Task<Guid> TakeCheckpointAsync(
-        CheckpointKind kind = CheckpointKind.Full, CheckpointMode mode = CheckpointMode.FoldOver,
+        CheckpointKind kind = CheckpointKind.Full, CheckpointMode mode = CheckpointMode.Auto,
         CancellationToken cancellationToken = default)
     {
         if (IsDisposed)
@@ -490,7 +494,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         if (!Enum.IsDefined(mode))
         {
             throw new ArgumentOutOfRangeException(nameof(mode), mode,
-                "Use CheckpointMode.FoldOver or CheckpointMode.Snapshot.");
+                "Use CheckpointMode.FoldOver, CheckpointMode.Snapshot or CheckpointMode.Auto.");
         }
 
         ThrowIfRecoveryRequired();

@@ -35,7 +35,7 @@ public interface IHybridKVStore : IDisposable
 
     /// <summary>Takes a CPR checkpoint while sessions keep running; completes with its token once it is durable.</summary>
     /// <param name="kind">Index and log, or log only.</param>
-    /// <param name="mode">Fold-over or snapshot.</param>
+    /// <param name="mode">Fold-over, snapshot, or automatic.</param>
     /// <param name="cancellationToken">Cancels waiting for a running checkpoint, or the index checkpoint.</param>
     Task<Guid> TakeCheckpointAsync(CheckpointKind kind, CheckpointMode mode, CancellationToken cancellationToken);
 

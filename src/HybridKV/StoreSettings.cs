@@ -204,8 +204,11 @@ public sealed record StoreSettings
     /// </summary>
     public TimeSpan? CheckpointInterval { get; init; }
 
-    /// <summary>How periodic checkpoints capture the log. Default <see cref="Checkpoints.CheckpointMode.FoldOver"/>.</summary>
-    public Checkpoints.CheckpointMode PeriodicCheckpointMode { get; init; } = Checkpoints.CheckpointMode.FoldOver;
+    /// <summary>
+    /// How periodic checkpoints capture the log. Default <see cref="Checkpoints.CheckpointMode.Auto"/>: a fold-over while
+    /// the store fits in memory, a snapshot while operations miss memory and read the device.
+    /// </summary>
+    public Checkpoints.CheckpointMode PeriodicCheckpointMode { get; init; } = Checkpoints.CheckpointMode.Auto;
 
     /// <summary>
     /// Strict CPR (CPR §6.2.3): a commit point never excludes an operation. A session crosses its CPR point only once
@@ -478,8 +481,8 @@ public sealed record StoreSettings
         if (!Enum.IsDefined(PeriodicCheckpointMode))
         {
             throw new ArgumentOutOfRangeException(nameof(PeriodicCheckpointMode), PeriodicCheckpointMode,
-                $"{nameof(PeriodicCheckpointMode)} must be {nameof(Checkpoints.CheckpointMode.FoldOver)} or " +
-                $"{nameof(Checkpoints.CheckpointMode.Snapshot)}.");
+                $"{nameof(PeriodicCheckpointMode)} must be {nameof(Checkpoints.CheckpointMode.FoldOver)}, " +
+                $"{nameof(Checkpoints.CheckpointMode.Snapshot)} or {nameof(Checkpoints.CheckpointMode.Auto)}.");
         }
 
         if (!Enum.IsDefined(ExistingData))

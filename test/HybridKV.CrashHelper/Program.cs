@@ -111,7 +111,12 @@ internal static class Program
         LogSegmentSizeBits = 16,
         IndexBuckets = 1L << 10,
         CheckpointInterval = running ? TimeSpan.FromMilliseconds(20 + (seed % 4 * 10)) : null,
-        PeriodicCheckpointMode = seed % 2 == 0 ? CheckpointMode.FoldOver : CheckpointMode.Snapshot,
+        PeriodicCheckpointMode = (seed % 3) switch
+        {
+            0 => CheckpointMode.FoldOver,
+            1 => CheckpointMode.Snapshot,
+            _ => CheckpointMode.Auto,
+        },
         IndexCheckpointEvery = 3,
         CheckpointsToKeep = 2,
         // Compaction by policy from 128 KiB of log: fold-overs every few tens of milliseconds grow the log past it

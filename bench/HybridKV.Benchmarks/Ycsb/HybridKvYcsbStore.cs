@@ -207,7 +207,10 @@ public static class HybridKvYcsbStore
                 ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
             (_store.Engine.ReadCache is { } cache ? $", read cache {cache.Hits} hits, {cache.Misses} misses" : "") +
-            (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB, written {_device.BytesWritten >> 20} MiB") +
+            (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB ({_store.Engine.BytesReadByOperations >> 20} by operations), written {_device.BytesWritten >> 20} MiB") +
+            (_store.CheckpointsCommitted is { } committed
+                ? $", checkpoints {committed.FoldOvers} fold-over {committed.Snapshots} snapshot"
+                : "") +
             IndexGrowthProgress() +
             $", process {Environment.WorkingSet >> 20} MiB";
 

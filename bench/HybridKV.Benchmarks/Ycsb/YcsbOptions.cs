@@ -75,7 +75,7 @@ public sealed record YcsbOptions(
           --peer-page-cache on|off  on (default): faster and rocksdb as they ship, reading through the OS page cache;
                                   off: faster on HybridKV's direct-I/O file device, rocksdb with direct I/O
           --checkpoint-every S    a periodic CPR checkpoint every S seconds (HybridKV)
-          --checkpoint-mode M     foldover|snapshot (default: the library's, StoreSettings.PeriodicCheckpointMode)
+          --checkpoint-mode M     foldover|snapshot|auto (default: the library's, StoreSettings.PeriodicCheckpointMode)
           --scenario NAME         checkpoint-soak: each workload on hybridkv without and then with periodic
                                   checkpoints (--checkpoint-every, default 2), all else at the library's defaults;
                                   ends with RESULT scenario=checkpoint-soak ratio=R checkpoints=N
@@ -162,7 +162,9 @@ public sealed record YcsbOptions(
             null => null,
             "foldover" => HybridKV.Checkpoints.CheckpointMode.FoldOver,
             "snapshot" => HybridKV.Checkpoints.CheckpointMode.Snapshot,
-            string mode => throw new ArgumentException($"--checkpoint-mode '{mode}' must be foldover or snapshot.", nameof(args)),
+            "auto" => HybridKV.Checkpoints.CheckpointMode.Auto,
+            string mode => throw new ArgumentException(
+                $"--checkpoint-mode '{mode}' must be foldover, snapshot or auto.", nameof(args)),
         };
         string? scenario = Text("--scenario");
         if (scenario is not (null or "checkpoint-soak" or "soak"))

@@ -24,4 +24,10 @@ public enum CheckpointMode
     /// where it was: in-place updates resume as soon as the snapshot is written, at the price of writing the whole
     /// mutable region each time.</summary>
     Snapshot,
+
+    /// <summary>Chooses <see cref="FoldOver"/> or <see cref="Snapshot"/> for each checkpoint: a snapshot when operations
+    /// read more bytes from the log device since the previous checkpoint than the snapshot would write (the store is
+    /// larger than its memory, where a fold-over's copies push live records out of memory), a fold-over otherwise.
+    /// The checkpoint records the mode it used.</summary>
+    Auto,
 }

@@ -33,6 +33,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
     private readonly IndexCapture _index;
     private readonly FoldOverCapture _foldOver;
     private readonly SnapshotCapture _snapshot;
+    private readonly CheckpointModeChoice _modeChoice;
     private readonly CheckpointRetention _retention;
     private int _started;
 
@@ -54,12 +55,16 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         _index = new IndexCapture(engine.Log, engine.Epoch, () => engine.Index);
         _foldOver = new FoldOverCapture(engine.Log);
         _snapshot = new SnapshotCapture(engine.Log, device, engine.Epoch, engine.MaintenanceEntry);
+        _modeChoice = new CheckpointModeChoice(() => engine.BytesReadByOperations, engine.Log);
         _retention = new CheckpointRetention(catalog, device, checkpointsToKeep, identity.LogId, CheckpointMetadata.JsonOptions,
             logger);
     }
 
     /// <summary>The store and log checkpoints are written for.</summary>
     public StoreIdentity Identity => _identity;
+
+    /// <summary>Checkpoints committed, by mode.</summary>
+    public CheckpointCounts Committed { get; } = new();
 
     /// <summary>Whether this store has started any checkpoint (recovery is then no longer allowed).</summary>
     public bool HasTakenAny => Volatile.Read(ref _started) != 0;
@@ -108,7 +113,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         }
     }
 
-    private async Task<Guid> RunAsync(CheckpointKind kind, CheckpointMode mode, CancellationToken cancellationToken)
+    private async Task<Guid> RunAsync(CheckpointKind kind, CheckpointMode requested, CancellationToken cancellationToken)
     {
         var total = Stopwatch.StartNew();
         // As the checkpoint starts: compaction may move the begin address while it runs, but the copies of the records
@@ -116,6 +121,13 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         long beginAddress = _engine.Log.BeginAddress;
         CheckpointWriter writer = _catalog.Begin();
         long version = _engine.State.Version;
+        CheckpointModeChoice.Choice choice = _modeChoice.Resolve(requested);
+        CheckpointMode mode = choice.Mode;
+        if (requested == CheckpointMode.Auto)
+        {
+            CheckpointLog.ModeChosen(_logger, writer.Token, mode, choice.BytesReadSinceLast, choice.SnapshotBytes);
+        }
+
         CheckpointLog.Started(_logger, writer.Token, version, kind, mode);
         var phase = Stopwatch.StartNew();
         IndexCheckpointMetadata? index = await _index.CaptureAsync(kind, writer, cancellationToken).ConfigureAwait(false);
@@ -138,6 +150,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
             .ConfigureAwait(false);
         CheckpointLog.Phase(_logger, writer.Token, "commit manifest", phase.Elapsed.TotalMilliseconds);
         _index.OnCommitted(kind, index);
+        Committed.OnCommitted(mode);
         _sessions.OnCommitted(table, commit.Points);
         CheckpointLog.Completed(_logger, writer.Token, version, commit.FinalAddress, table.Count,
             total.Elapsed.TotalMilliseconds);

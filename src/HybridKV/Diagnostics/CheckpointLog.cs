@@ -18,6 +18,12 @@ internal static partial class CheckpointLog
         Message = "Checkpoint {Token}: phase {Phase} took {Milliseconds:F1} ms")]
     public static partial void PhaseOf(ILogger logger, Guid token, CprPhase phase, double milliseconds);
 
+    [LoggerMessage(EventId = 106, Level = LogLevel.Debug,
+        Message = "Checkpoint {Token}: automatic mode chose {Mode}: operations read {BytesRead} bytes from the device " +
+                  "since the previous checkpoint, a snapshot would write {SnapshotBytes}")]
+    public static partial void ModeChosen(ILogger logger, Guid token, CheckpointMode mode, long bytesRead,
+        long snapshotBytes);
+
     [LoggerMessage(EventId = 102, Level = LogLevel.Information,
         Message = "Checkpoint {Token} of version {Version} is durable: log up to {FinalAddress}, {SessionCount} " +
                   "sessions, {Milliseconds:F1} ms")]

@@ -20,7 +20,8 @@ internal sealed class StoreMetrics : IDisposable
     private static long s_instances;
 
     public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions, Func<Compaction.MemoryCompactor?> compactor,
-        Caching.ReadCache? readCache = null, IMeterFactory? meterFactory = null)
+        Func<long> bytesReadByOperations, Checkpoints.CheckpointCounts? checkpoints, Caching.ReadCache? readCache = null,
+        IMeterFactory? meterFactory = null)
     {
         _meter = meterFactory is null
             ? new Meter(MeterName)
@@ -55,6 +56,8 @@ internal sealed class StoreMetrics : IDisposable
                 "Bytes the log device has written.");
             _meter.CreateObservableCounter("hybridkv.device.bytes_read", () => device.BytesRead, "By",
                 "Bytes the log device has read.");
+            _meter.CreateObservableCounter("hybridkv.device.bytes_read_by_operations", bytesReadByOperations, "By",
+                "Bytes operations read from the log device because their records were not in memory.");
             _meter.CreateObservableCounter("hybridkv.compaction.memory.bytes_copied",
                 () => compactor()?.BytesCopied ?? 0, "By",
                 "Bytes of live records copied to the tail to keep them in memory.");
@@ -62,7 +65,19 @@ internal sealed class StoreMetrics : IDisposable
                 () => (compactor()?.PagesMostlyLive ?? 0) + (compactor()?.PagesMissed ?? 0), "{page}",
                 "Pages that left memory with live records (mostly live, or not examined in time).");
         }
+
+        if (checkpoints is not null)
+        {
+            _meter.CreateObservableCounter("hybridkv.checkpoints.committed", () => new[]
+                {
+                    new Measurement<long>(checkpoints.FoldOvers, new KeyValuePair<string, object?>(ModeTag, "fold_over")),
+                    new Measurement<long>(checkpoints.Snapshots, new KeyValuePair<string, object?>(ModeTag, "snapshot")),
+                }, "{checkpoint}", "Checkpoints committed, by the mode that captured the log.");
+        }
     }
+
+    /// <summary>The tag of <c>hybridkv.checkpoints.committed</c> that names the mode.</summary>
+    public const string ModeTag = "hybridkv.checkpoint.mode";
 
     public void Dispose() => _meter.Dispose();
 }

@@ -139,6 +139,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return;
         }
 
+        Interlocked.Add(ref _bytesReadByOperations, length);
         operation.ReadFromDevice(device, start, length, onCompleted);
     }
 

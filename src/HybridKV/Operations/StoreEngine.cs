@@ -32,6 +32,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // Where damaged records found by device reads are reported.
     private readonly ILogger _logger;
 
+    // Bytes that operations (not compaction, scans or checkpoints) read from the device: whether the store misses its
+    // memory, for CheckpointMode.Auto.
+    private long _bytesReadByOperations;
+
     public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
         if (settings.ReadCacheBytes > 0 && LogRecord<TKey, TValue>.IsVariable)
@@ -120,6 +124,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     public HybridLog Log { get; }
+
+    /// <summary>Bytes that operations have read from the log device since the store opened.</summary>
+    public long BytesReadByOperations => Volatile.Read(ref _bytesReadByOperations);
 
     /// <summary>The size of every record of this store in the log, in the fixed layout.</summary>
     public static int RecordSize => LogRecord<TKey, TValue>.FixedSize;

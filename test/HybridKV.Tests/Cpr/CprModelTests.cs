@@ -97,6 +97,7 @@ public sealed class CprModelTests : IDisposable
         Gen<CheckpointStep> checkpoint = Gen.Choose(0, 1200).Zip(Gen.Elements(
                 (CheckpointKind.Full, CheckpointMode.FoldOver, false), (CheckpointKind.Full, CheckpointMode.Snapshot, false),
                 (CheckpointKind.LogOnly, CheckpointMode.FoldOver, false), (CheckpointKind.LogOnly, CheckpointMode.Snapshot, false),
+                (CheckpointKind.Full, CheckpointMode.Auto, false), (CheckpointKind.LogOnly, CheckpointMode.Auto, false),
                 (CheckpointKind.Full, CheckpointMode.FoldOver, true), (CheckpointKind.Full, CheckpointMode.FoldOver, true)),
             (at, km) => new CheckpointStep(at, km.Item1, km.Item2, km.Item3));
         Gen<Round> round = Gen.ArrayOf(ops, Sessions)

@@ -1,3 +1,4 @@
+using HybridKV.Checkpoints;
 using System.Collections.Concurrent;
 using System.Diagnostics.Metrics;
 using HybridKV.Devices;
@@ -69,9 +70,50 @@ public sealed class MetricsTests
         Assert.Equal(1, values["hybridkv.sessions.open"]);
         Assert.Equal(device.BytesWritten, values["hybridkv.device.bytes_written"]);
         Assert.True(values["hybridkv.device.bytes_read"] > 0);
+        Assert.InRange(values["hybridkv.device.bytes_read_by_operations"], 512, values["hybridkv.device.bytes_read"]);
         Assert.True(values["hybridkv.compaction.memory.bytes_copied"] >= 0);
         Assert.True(values["hybridkv.compaction.memory.pages_left_live"] >= 0);
         Assert.True(values["hybridkv.log.memory_used"] <= store.Settings.MemorySizeBytes);
+    }
+}
+
+/// <summary>Operators see which mode each automatic checkpoint chose.</summary>
+[Trait("Category", "Checkpoint")]
+[Collection(nameof(ProcessWideTests))]
+public sealed class CheckpointMetricsTests : IDisposable
+{
+    private readonly TempDirectory _directory = new();
+
+    public void Dispose() => _directory.Dispose();
+
+    [Fact]
+    public async Task Committed_checkpoints_are_counted_by_the_mode_that_captured_the_log()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        session.Preload();
+        await store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.Auto);
+        await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.Snapshot);
+        Assert.Equal((Status.Ok, 1L), session.ReadNow(1));
+        await store.TakeCheckpointAsync(CheckpointKind.LogOnly, CheckpointMode.Auto);
+
+        var committed = new ConcurrentDictionary<string, long>();
+        using var listener = new MeterListener();
+        listener.InstrumentPublished = (instrument, l) =>
+        {
+            if (instrument.Meter.Name == "HybridKV" && instrument.Name == "hybridkv.checkpoints.committed")
+            {
+                l.EnableMeasurementEvents(instrument);
+            }
+        };
+        listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
+            committed[(string)tags.ToArray().Single(t => t.Key == "hybridkv.checkpoint.mode").Value!] = value);
+        listener.Start();
+        listener.RecordObservableInstruments();
+
+        // The first automatic one followed blind upserts only; the second, a read from the device.
+        Assert.Equal(1, committed["fold_over"]);
+        Assert.Equal(2, committed["snapshot"]);
     }
 }
 

@@ -171,7 +171,12 @@ public sealed class PowerLossTests(ITestOutputHelper output)
                 run.CheckpointInFlight = true;
                 await store.TakeCheckpointAsync(
                     own.Next(3) == 0 ? CheckpointKind.Full : CheckpointKind.LogOnly,
-                    own.Next(2) == 0 ? CheckpointMode.FoldOver : CheckpointMode.Snapshot);
+                    own.Next(3) switch
+                    {
+                        0 => CheckpointMode.FoldOver,
+                        1 => CheckpointMode.Snapshot,
+                        _ => CheckpointMode.Auto,
+                    });
                 run.CheckpointInFlight = false;
                 run.Committed();
             }

@@ -18,7 +18,7 @@ public sealed class SettingsSafetyTests : IDisposable
         var mode = Assert.Throws<ArgumentOutOfRangeException>(
             () => new StoreSettings { PeriodicCheckpointMode = (CheckpointMode)7 }.Validate());
         Assert.Equal(nameof(StoreSettings.PeriodicCheckpointMode), mode.ParamName);
-        Assert.Contains("FoldOver or Snapshot", mode.Message, StringComparison.Ordinal);
+        Assert.Contains("FoldOver, Snapshot or Auto", mode.Message, StringComparison.Ordinal);
         Assert.Equal((CheckpointMode)7, mode.ActualValue);
 
         var existing = Assert.Throws<ArgumentOutOfRangeException>(
