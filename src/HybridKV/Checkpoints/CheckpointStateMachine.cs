@@ -160,13 +160,17 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
 
     /// <summary>
     /// The log commit's phases (CPR §6.2): PREPARE, IN-PROGRESS, WAIT-PENDING, then WAIT-FLUSH, where the mode's
-    /// <paramref name="capture"/> makes the committed version durable, and back to REST in the next version.
+    /// <paramref name="capture"/> fixes the committed version's records where recovery will find them, and back to
+    /// REST in the next version; then what the capture wrote is made durable.
     /// </summary>
     private async Task<LogCommit> CommitLogAsync(CheckpointWriter writer, long version, LogCapture capture)
     {
         long start = _engine.Log.TailAddress;
         // Published before the state leaves REST, so a session that sees the next phase sees this address too.
         _engine.CommitStartAddress = start;
+        IReadOnlyList<SweptSession> points;
+        long final;
+        long snapshotStart;
         try
         {
             // PREPARE: sessions still run as v. Once all have seen it, IN-PROGRESS: each crosses its CPR point at its
@@ -177,24 +181,31 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
             var phase = Stopwatch.StartNew();
             _engine.State = new SystemState(CprPhase.WaitPending, version);
             await CrossEverySessionAsync(version + 1).ConfigureAwait(false);
-            IReadOnlyList<SweptSession> points = _sessions.CollectPoints(version + 1);
+            points = _sessions.CollectPoints(version + 1);
             CheckpointLog.PhaseOf(_logger, writer.Token, CprPhase.WaitPending, phase.Elapsed.TotalMilliseconds);
 
             phase.Restart();
             _engine.State = new SystemState(CprPhase.WaitFlush, version);
             // Wakes upserts that strict CPR held back.
             _engine.Log.SignalSpace();
-            long final = _engine.Log.TailAddress;
-            long snapshotStart = await capture.CaptureAsync(writer, final).ConfigureAwait(false);
-            await _device.FlushAsync().ConfigureAwait(false);
+            final = _engine.Log.TailAddress;
+            snapshotStart = await capture.CaptureAsync(writer, final).ConfigureAwait(false);
             CheckpointLog.PhaseOf(_logger, writer.Token, CprPhase.WaitFlush, phase.Elapsed.TotalMilliseconds);
-            return new LogCommit(points, start, final, snapshotStart);
         }
         finally
         {
             // Whatever happened, sessions are past the CPR point: they continue at rest in v + 1.
             _engine.State = new SystemState(CprPhase.Rest, version + 1);
         }
+
+        // The version's records are captured: nothing below the final address changes in memory for it any more (a
+        // fold-over made it read-only, a snapshot copied it), so updates go on in place while the copy and the log
+        // reach the disk. The commit comes only after both.
+        var durable = Stopwatch.StartNew();
+        await writer.MakePartsDurableAsync().ConfigureAwait(false);
+        await _device.FlushAsync().ConfigureAwait(false);
+        CheckpointLog.Phase(_logger, writer.Token, "durable", durable.Elapsed.TotalMilliseconds);
+        return new LogCommit(points, start, final, snapshotStart);
     }
 
     /// <summary>

@@ -7,6 +7,9 @@ public sealed class CheckpointWriter
 {
     private readonly CheckpointCatalog _catalog;
     private readonly List<CheckpointPart> _parts = new();
+
+    // Parts whose bytes are written but which are not yet durable.
+    private readonly List<(string Name, ChecksumStream Stream)> _written = new();
     private bool _committed;
 
     internal CheckpointWriter(CheckpointCatalog catalog, Guid token)
@@ -22,25 +25,69 @@ public sealed class CheckpointWriter
     public async Task WritePartAsync(string name, Func<Stream, CancellationToken, Task> write,
         CancellationToken cancellationToken = default)
     {
+        await WritePartBytesAsync(name, write, cancellationToken).ConfigureAwait(false);
+        await MakePartsDurableAsync().ConfigureAwait(false);
+    }
+
+    /// <summary>
+    /// Writes a part through <paramref name="write"/> and returns once its bytes have left the caller's buffers, before
+    /// the part is durable: <see cref="MakePartsDurableAsync"/> (or the commit) makes it so. A snapshot is copied while
+    /// updates may not change the log in place, and only that copy needs to finish before they may (CPR App. D).
+    /// </summary>
+    internal async Task WritePartBytesAsync(string name, Func<Stream, CancellationToken, Task> write,
+        CancellationToken cancellationToken)
+    {
         ArgumentNullException.ThrowIfNull(write);
         if (_committed)
         {
             throw new InvalidOperationException($"Checkpoint {Token} is already committed.");
         }
 
-        if (_parts.Any(p => p.Name == name))
+        if (_parts.Any(p => p.Name == name) || _written.Any(p => p.Name == name))
         {
             throw new ArgumentException($"Checkpoint {Token} already has a part '{name}'.", nameof(name));
         }
 
         Stream target = await _catalog.Store.CreatePartAsync(Token, name, cancellationToken).ConfigureAwait(false);
         var checksummed = new ChecksumStream(target);
-        await using (checksummed.ConfigureAwait(false))
+        try
         {
             await write(checksummed, cancellationToken).ConfigureAwait(false);
         }
+        catch
+        {
+            await checksummed.DisposeAsync().ConfigureAwait(false);
+            throw;
+        }
 
-        _parts.Add(new CheckpointPart(name, checksummed.Length, checksummed.Crc32C));
+        _written.Add((name, checksummed));
+    }
+
+    /// <summary>Makes every part written so far durable (the checkpoint store's stream is durable once disposed).</summary>
+    internal async Task MakePartsDurableAsync()
+    {
+        // Every stream is disposed, even after one fails, so that a failed checkpoint leaves no file open.
+        Exception? failure = null;
+        foreach ((string name, ChecksumStream stream) in _written)
+        {
+            try
+            {
+                await stream.DisposeAsync().ConfigureAwait(false);
+                _parts.Add(new CheckpointPart(name, stream.Length, stream.Crc32C));
+            }
+#pragma warning disable CA1031 // Rethrown below, after the other parts are closed.
+            catch (Exception error)
+#pragma warning restore CA1031
+            {
+                failure ??= error;
+            }
+        }
+
+        _written.Clear();
+        if (failure is not null)
+        {
+            System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+        }
     }
 
     /// <summary>Commits the checkpoint: after this returns it is durable and visible to recovery.</summary>
@@ -51,6 +98,7 @@ public sealed class CheckpointWriter
             throw new InvalidOperationException($"Checkpoint {Token} is already committed.");
         }
 
+        await MakePartsDurableAsync().ConfigureAwait(false);
         CheckpointManifest manifest = await _catalog.CommitAsync(Token, _parts, metadata, cancellationToken)
             .ConfigureAwait(false);
         _committed = true;

@@ -21,7 +21,8 @@ internal sealed class SnapshotCapture(HybridLog log, StorageDevice device, Light
         long snapshotStart = Math.Min(log.SafeReadOnlyAddress, finalAddress) & ~(long)(pageSize - 1);
         await log.WaitForFlushAsync(snapshotStart, CancellationToken.None).ConfigureAwait(false);
         using var buffer = new AlignedBuffer(pageSize, device.SectorSize);
-        await writer.WritePartAsync(CheckpointMetadata.SnapshotPart, async (stream, token) =>
+        // Only the copy must finish before updates go on in place; the state machine makes the part durable after.
+        await writer.WritePartBytesAsync(CheckpointMetadata.SnapshotPart, async (stream, token) =>
         {
             for (long page = snapshotStart; page < finalAddress; page += pageSize)
             {

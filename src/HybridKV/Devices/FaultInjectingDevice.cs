@@ -45,7 +45,7 @@ public sealed class FaultInjectingDevice : StorageDevice
     /// <summary>While set, writes wait for this task before they are made (to keep the log's memory full).</summary>
     public Task? HoldWrites { get; set; }
 
-    /// <summary>While set, flushes (the end of a checkpoint's WAIT-FLUSH phase) wait for this task.</summary>
+    /// <summary>While set, flushes (a checkpoint's last step before it commits) wait for this task.</summary>
     public Task? HoldFlushes { get; set; }
 
     /// <summary>While set, segment deletions (truncation) wait for this task before they are made.</summary>

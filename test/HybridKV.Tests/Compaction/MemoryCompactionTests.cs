@@ -182,13 +182,16 @@ public sealed class MemoryCompactionTests(ITestOutputHelper output)
     public async Task Copies_made_while_a_commit_waits_for_its_flush_recover_as_the_values_they_copy(CheckpointMode mode)
     {
         using var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 20));
-        using var checkpoints = new MemoryCheckpointStore();
+        using var memory = new MemoryCheckpointStore();
+        using var checkpoints = new GatedCheckpointStore(memory);
         using (var store = StoreOnDevice.Create(Settings(device, checkpoints)))
         using (var session = store.NewSession())
         {
             LoadFirstPage(store, session);
+            // Held in WAIT-FLUSH: a fold-over while the log is written, a snapshot while it is copied.
             var release = new TaskCompletionSource();
-            device.HoldFlushes = release.Task;
+            device.HoldWrites = release.Task;
+            checkpoints.HoldSnapshotWrites = release.Task;
             Task<Guid> checkpoint = store.TakeCheckpointAsync(CheckpointKind.Full, mode);
             await WaitUntilAsync(() => store.Engine.State.Phase == CprPhase.WaitFlush, checkpoint);
 
