@@ -51,47 +51,20 @@ public sealed class TransientRecoveryErrorTests : IDisposable
     }
 
     /// <summary>Fails reads of one checkpoint with an I/O error, as a storage that is briefly unavailable would.</summary>
-    private sealed class FlakyCheckpointStore(CheckpointStore inner) : CheckpointStore
+    private sealed class FlakyCheckpointStore(CheckpointStore inner) : DelegatingCheckpointStore(inner, ownsInner: true)
     {
         public Guid? Failing { get; set; }
 
         public bool FailManifest { get; set; }
 
-        public override Task<Stream> CreatePartAsync(Guid token, string part, CancellationToken cancellationToken) =>
-            inner.CreatePartAsync(token, part, cancellationToken);
-
         public override Task<Stream> OpenPartAsync(Guid token, string part, CancellationToken cancellationToken) =>
             token == Failing && !FailManifest
                 ? Task.FromException<Stream>(new IOException("Input/output error (injected)"))
-                : inner.OpenPartAsync(token, part, cancellationToken);
-
-        public override Task CommitAsync(Guid token, ReadOnlyMemory<byte> manifest, CancellationToken cancellationToken) =>
-            inner.CommitAsync(token, manifest, cancellationToken);
-
-        public override Task<IReadOnlyList<Guid>> ListCommittedAsync(CancellationToken cancellationToken) =>
-            inner.ListCommittedAsync(cancellationToken);
-
-        public override Task<IReadOnlyList<Guid>> ListAllAsync(CancellationToken cancellationToken) =>
-            inner.ListAllAsync(cancellationToken);
+                : Inner.OpenPartAsync(token, part, cancellationToken);
 
         public override Task<byte[]> ReadManifestAsync(Guid token, CancellationToken cancellationToken) =>
             token == Failing && FailManifest
                 ? Task.FromException<byte[]>(new IOException("Input/output error (injected)"))
-                : inner.ReadManifestAsync(token, cancellationToken);
-
-        public override Task DeleteAsync(Guid token, CancellationToken cancellationToken) =>
-            inner.DeleteAsync(token, cancellationToken);
-
-        public override string Describe(Guid token, string? part) => inner.Describe(token, part);
-
-        protected override void Dispose(bool disposing)
-        {
-            if (disposing)
-            {
-                inner.Dispose();
-            }
-
-            base.Dispose(disposing);
-        }
+                : Inner.ReadManifestAsync(token, cancellationToken);
     }
 }

@@ -6,7 +6,7 @@ namespace HybridKV.Tests.Support;
 /// A checkpoint store that can hold a snapshot part at its first write (the copy under way) or at its disposal (the
 /// copy written, not yet durable), to catch a checkpoint at either point.
 /// </summary>
-public sealed class GatedCheckpointStore(CheckpointStore inner) : CheckpointStore
+public sealed class GatedCheckpointStore(CheckpointStore inner) : DelegatingCheckpointStore(inner)
 {
     private readonly TaskCompletionSource _writeReached = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _durabilityReached = new(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -25,29 +25,9 @@ public sealed class GatedCheckpointStore(CheckpointStore inner) : CheckpointStor
 
     public override async Task<Stream> CreatePartAsync(Guid token, string part, CancellationToken cancellationToken)
     {
-        Stream stream = await inner.CreatePartAsync(token, part, cancellationToken);
+        Stream stream = await Inner.CreatePartAsync(token, part, cancellationToken);
         return part == CheckpointMetadata.SnapshotPart ? new GatedStream(stream, this) : stream;
     }
-
-    public override Task<Stream> OpenPartAsync(Guid token, string part, CancellationToken cancellationToken) =>
-        inner.OpenPartAsync(token, part, cancellationToken);
-
-    public override Task CommitAsync(Guid token, ReadOnlyMemory<byte> manifest, CancellationToken cancellationToken) =>
-        inner.CommitAsync(token, manifest, cancellationToken);
-
-    public override Task<IReadOnlyList<Guid>> ListCommittedAsync(CancellationToken cancellationToken) =>
-        inner.ListCommittedAsync(cancellationToken);
-
-    public override Task<IReadOnlyList<Guid>> ListAllAsync(CancellationToken cancellationToken) =>
-        inner.ListAllAsync(cancellationToken);
-
-    public override Task<byte[]> ReadManifestAsync(Guid token, CancellationToken cancellationToken) =>
-        inner.ReadManifestAsync(token, cancellationToken);
-
-    public override Task DeleteAsync(Guid token, CancellationToken cancellationToken) =>
-        inner.DeleteAsync(token, cancellationToken);
-
-    public override string Describe(Guid token, string? part) => inner.Describe(token, part);
 
     private sealed class GatedStream(Stream inner, GatedCheckpointStore gates) : Stream
     {
