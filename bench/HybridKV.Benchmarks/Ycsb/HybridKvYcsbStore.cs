@@ -319,7 +319,9 @@ public static class HybridKvYcsbStore
 
             // Reads queue far faster than a device serves them: past this many in flight, the worker waits for them, as
             // a service bounds its outstanding requests (otherwise their buffers grow until the process runs out of memory).
-            private const int MaxPending = 4096;
+            // With the batch issued before the check, at most as many as the session keeps for reuse: at 4,096 plus a
+            // batch, the last batch's operations were made afresh every time (5 B an operation on uniform RMW).
+            private const int MaxPending = Session<long, TValue, long, long, Empty, TFunctions>.MaxSpare - YcsbRunner.Batch;
 
             public void Complete(bool wait) => session.CompletePending(wait || session.PendingCount > MaxPending);
 

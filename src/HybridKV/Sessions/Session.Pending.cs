@@ -100,8 +100,9 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     private readonly Stack<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _spare = new();
 
     /// <summary>At most this many finished operations are kept, each with a buffer of a few sectors (up to about 16
-    /// MiB for a session that keeps as many reads in flight): as many as a busy session has pending at once.</summary>
-    private const int MaxSpare = 4096;
+    /// MiB for a session that keeps as many reads in flight): as many as a busy session has pending at once. A session
+    /// with more pending makes (and later frees) an operation for each beyond it.</summary>
+    internal const int MaxSpare = 4096;
 
     private PendingOperation<TKey, TValue, TInput, TOutput, TContext> RentSpare()
     {
