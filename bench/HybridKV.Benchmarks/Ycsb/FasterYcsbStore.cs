@@ -31,6 +31,18 @@ public static class FasterYcsbStore
         ? new Store<long, LongValues>(options, pageCache)
         : new Store<Value100, Value100s>(options, pageCache);
 
+    /// <summary>
+    /// The kind of FASTER's checkpoints: the one <c>--checkpoint-mode</c> names, and for <c>auto</c> (FASTER has no
+    /// choice of its own) what HybridKV's automatic choice took in every measured run: a snapshot larger than memory,
+    /// a fold-over in memory.
+    /// </summary>
+    private static CheckpointType CheckpointTypeFor(YcsbStoreOptions options) => options.CheckpointMode switch
+    {
+        HybridKV.Checkpoints.CheckpointMode.FoldOver => CheckpointType.FoldOver,
+        HybridKV.Checkpoints.CheckpointMode.Snapshot => CheckpointType.Snapshot,
+        _ => options.MemoryMb is null ? CheckpointType.FoldOver : CheckpointType.Snapshot,
+    };
+
     private const int PageSizeBits = 22;     // HybridKV's runner: StoreSettings.PageSizeBits = 22
     private const double MutableFraction = 0.9;  // HybridKV's default (StoreSettings.MutableFraction)
     private const int SegmentSizeBits = 30;  // FASTER's default, and HybridKV's file device's
@@ -44,6 +56,7 @@ public static class FasterYcsbStore
         private readonly HybridKV.Devices.LocalFileDevice? _directDevice;
         private readonly string _logPath;
         private ClientSession<long, TValue, long, long, FasterEmpty, Functions<TValue>>? _verifier;
+        private readonly PeriodicCheckpoints? _checkpoints;
 
         public Store(YcsbStoreOptions options, bool pageCache)
         {
@@ -87,9 +100,26 @@ public static class FasterYcsbStore
                         }
                         : null,
                 },
+                options.CheckpointEvery is null ? null
+                    : new CheckpointSettings { CheckpointDir = Path.Combine(directory, "checkpoints"), RemoveOutdated = true },
                 concurrencyControlMode: ConcurrencyControlMode.None);
             Name = "faster";
+            if (options.CheckpointEvery is { } every)
+            {
+                CheckpointType type = CheckpointTypeFor(options);
+                _checkpoints = new PeriodicCheckpoints(every, async cancellationToken =>
+                {
+                    (bool started, _) = await _store.TakeHybridLogCheckpointAsync(type, cancellationToken: cancellationToken)
+                        .ConfigureAwait(false);
+                    if (!started)
+                    {
+                        throw new InvalidOperationException("FASTER did not start a checkpoint: one was still running.");
+                    }
+                });
+            }
         }
+
+        public long CheckpointsCommitted => _checkpoints?.Committed ?? 0;
 
         public string Name { get; }
 
@@ -149,6 +179,7 @@ public static class FasterYcsbStore
 
         public void Dispose()
         {
+            _checkpoints?.Dispose();
             _verifier?.Dispose();
             _store.Dispose();
             _device.Dispose();
@@ -159,7 +190,7 @@ public static class FasterYcsbStore
             : IYcsbWorker
         {
             // As HybridKV's worker: past this many operations in flight, wait for them (see HybridKvYcsbStore).
-            private const int MaxPending = 4096;
+            private const int MaxPending = 4096 - YcsbRunner.Batch;
 
             private long _issuedPending;
 

@@ -13,8 +13,8 @@ namespace HybridKV.Benchmarks.Ycsb;
 /// <para>
 /// Configuration: the block cache (LRU) is the run's memory budget (<c>--memory-mb</c>, else the runner's in-memory
 /// sizing, as HybridKV's log memory); memtables are RocksDB's default (64 MiB, at most two) on top of it. The WAL is
-/// off: HybridKV and FASTER have no write-ahead log (their durability is checkpoints, which this runner does not take),
-/// and a WAL would only add a sequential append per write. No compression (the other stores do not compress, and the
+/// off: HybridKV and FASTER have no write-ahead log (their durability is checkpoints), and a WAL would only add a
+/// sequential append per write; with <c>--checkpoint-every</c>, RocksDB's durability is its checkpoints too. No compression (the other stores do not compress, and the
 /// runner's values are mostly zeros), a 10-bit bloom filter per key, as many background threads as cores. With
 /// <c>--peer-page-cache off</c>, reads, flushes and compactions use direct I/O, so the block cache is the only cache.
 /// </para>
@@ -36,6 +36,8 @@ public static class RocksDbYcsbStore
         private readonly long _cacheBytes;
         private readonly string _directory;
         private readonly bool _pageCache;
+        private readonly PeriodicCheckpoints? _checkpoints;
+        private string? _lastCheckpoint;
 
         public Store(YcsbStoreOptions options, bool pageCache)
         {
@@ -64,6 +66,34 @@ public static class RocksDbYcsbStore
             _db = RocksDb.Open(db, _directory);
             _write = new WriteOptions().DisableWal(1);
             _stripes = [.. Enumerable.Range(0, Stripes).Select(_ => new Lock())];
+            if (options.CheckpointEvery is { } every)
+            {
+                // A RocksDB checkpoint cannot be cancelled: stopping waits for the one in progress.
+                _checkpoints = new PeriodicCheckpoints(every, _ => Task.Run(SaveCheckpoint, CancellationToken.None));
+            }
+        }
+
+        public long CheckpointsCommitted => _checkpoints?.Committed ?? 0;
+
+        /// <summary>
+        /// RocksDB's checkpoint (<c>Checkpoint::CreateCheckpoint</c>): the memtables flushed (the WAL is off, so a
+        /// checkpoint without the flush would lack their writes), then the table files hard-linked into a new directory
+        /// that opens as the database; the one before it is deleted once it is taken.
+        /// </summary>
+        private void SaveCheckpoint()
+        {
+            string next = $"{_directory}-checkpoint-{Guid.NewGuid():N}";
+            using (Checkpoint checkpoint = _db.Checkpoint())
+            {
+                checkpoint.Save(next, 0);
+            }
+
+            if (_lastCheckpoint is { } last)
+            {
+                Directory.Delete(last, recursive: true);
+            }
+
+            _lastCheckpoint = next;
         }
 
         public string Name => "rocksdb";
@@ -105,6 +135,12 @@ public static class RocksDbYcsbStore
 
         public void Dispose()
         {
+            _checkpoints?.Dispose();
+            if (_lastCheckpoint is { } last)
+            {
+                Directory.Delete(last, recursive: true);
+            }
+
             _db.Dispose();
             (_cache as IDisposable)?.Dispose();
         }

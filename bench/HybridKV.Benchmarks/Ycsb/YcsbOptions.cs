@@ -74,11 +74,14 @@ public sealed record YcsbOptions(
                                   memory (default: none)
           --peer-page-cache on|off  on (default): faster and rocksdb as they ship, reading through the OS page cache;
                                   off: faster on HybridKV's direct-I/O file device, rocksdb with direct I/O
-          --checkpoint-every S    a periodic CPR checkpoint every S seconds (HybridKV)
-          --checkpoint-mode M     foldover|snapshot|auto (default: the library's, StoreSettings.PeriodicCheckpointMode)
-          --scenario NAME         checkpoint-soak: each workload on hybridkv without and then with periodic
+          --checkpoint-every S    a checkpoint every S seconds: HybridKV's periodic CPR checkpoint, FASTER's
+                                  TakeHybridLogCheckpointAsync, RocksDB's Checkpoint (memtables flushed)
+          --checkpoint-mode M     foldover|snapshot|auto (default: the library's, StoreSettings.PeriodicCheckpointMode);
+                                  FASTER has no auto: it then takes snapshots with --memory-mb, fold-overs without
+          --scenario NAME         checkpoint-soak: each workload on each --store (default hybridkv; faster and
+                                  rocksdb too, not concurrentdictionary) without and then with periodic
                                   checkpoints (--checkpoint-every, default 2), all else at the library's defaults;
-                                  ends with RESULT scenario=checkpoint-soak ratio=R checkpoints=N
+                                  ends with RESULT scenario=checkpoint-soak store=NAME ratio=R checkpoints=N
                                   slowest_second_ops_per_sec=S (R = with / without, S = the worst second with)
                                   soak: a fixed key set updated on hybridkv without and then with log compaction
                                   (the library's policy; segments a sixteenth of the live data; memory --memory-mb,
@@ -126,7 +129,14 @@ public sealed record YcsbOptions(
         string[] List(string name, string fallback) =>
             (Text(name) ?? fallback).Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries);
 
-        string[] stores = List("--store", "hybridkv,concurrentdictionary");
+        // A checkpoint scenario compares each store with itself: by default HybridKV alone.
+        string[] stores = List("--store", Text("--scenario") == "checkpoint-soak" ? "hybridkv" : "hybridkv,concurrentdictionary");
+        if (Text("--scenario") == "checkpoint-soak" && stores.FirstOrDefault(store => store == "concurrentdictionary") is { } plain)
+        {
+            throw new ArgumentException($"--store '{plain}' takes no checkpoints; --scenario checkpoint-soak needs " +
+                "hybridkv, hybridkv-varlen, faster or rocksdb.", nameof(args));
+        }
+
         foreach (string store in stores.Where(store => !KnownStores.Contains(store)))
         {
             throw new ArgumentException($"--store '{store}' is not one of {string.Join(", ", KnownStores)}.", nameof(args));

@@ -79,10 +79,10 @@ public static class YcsbReport
     {
         foreach (YcsbResult with in results.Where(r => r.Checkpointed))
         {
-            YcsbResult without = results.First(r => !r.Checkpointed && Same(r, with));
+            YcsbResult without = results.First(r => !r.Checkpointed && r.Store == with.Store && Same(r, with));
             double ratio = with.OpsPerSecond.Average() / without.OpsPerSecond.Average();
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                $"RESULT scenario=checkpoint-soak ratio={ratio:F2} checkpoints={with.CheckpointsCommitted} " +
+                $"RESULT scenario=checkpoint-soak store={with.Store} ratio={ratio:F2} checkpoints={with.CheckpointsCommitted} " +
                 $"slowest_second_ops_per_sec={with.SlowestSecond:F0} workload={with.Workload} threads={with.Threads} " +
                 $"ops_per_sec_with={with.OpsPerSecond.Average():F0} ops_per_sec_without={without.OpsPerSecond.Average():F0}"));
         }

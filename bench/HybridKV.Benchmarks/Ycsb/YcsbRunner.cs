@@ -79,10 +79,14 @@ public static class YcsbRunner
 
                         if (options.Scenario == "checkpoint-soak")
                         {
-                            // The same store without and then with periodic checkpoints (issue 26).
-                            results.Add(RunStore(options with { CheckpointEverySeconds = null }, "hybridkv", mix,
-                                distribution, valueBytes, threads, streams));
-                            results.Add(RunStore(options, "hybridkv", mix, distribution, valueBytes, threads, streams));
+                            // Each store without and then with periodic checkpoints (issues 19 and 26).
+                            foreach (string store in options.Stores)
+                            {
+                                results.Add(RunStore(options with { CheckpointEverySeconds = null }, store, mix,
+                                    distribution, valueBytes, threads, streams));
+                                results.Add(RunStore(options, store, mix, distribution, valueBytes, threads, streams));
+                            }
+
                             continue;
                         }
 
