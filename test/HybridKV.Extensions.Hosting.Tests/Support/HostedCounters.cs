@@ -46,7 +46,8 @@ public sealed class HostedCounters : IAsyncDisposable
         Action<HybridKVOptions>? configure = null,
         IDictionary<string, string?>? configuration = null,
         TimeProvider? time = null,
-        Action<IServiceCollection>? servicesBefore = null)
+        Action<IServiceCollection>? servicesBefore = null,
+        TimeSpan? maxCommitLag = null)
     {
         HostApplicationBuilder builder = Microsoft.Extensions.Hosting.Host.CreateApplicationBuilder(
             new HostApplicationBuilderSettings { DisableDefaults = true, EnvironmentName = "Test" });
@@ -68,7 +69,7 @@ public sealed class HostedCounters : IAsyncDisposable
             options.Directory = directory;
         });
         builder.Services.AddHybridKV<Counters.Store, Counters.Session>(configure: configure);
-        builder.Services.AddHealthChecks().AddHybridKV<Counters.Store, Counters.Session>();
+        builder.Services.AddHealthChecks().AddHybridKV<Counters.Store, Counters.Session>(maxCommitLag: maxCommitLag);
         return new HostedCounters(builder.Build(), logs);
     }
 
