@@ -179,11 +179,17 @@ public static class FasterYcsbStore
 
         public void Dispose()
         {
-            _checkpoints?.Dispose();
-            _verifier?.Dispose();
-            _store.Dispose();
-            _device.Dispose();
-            _directDevice?.Dispose();
+            try
+            {
+                _checkpoints?.Dispose();
+            }
+            finally
+            {
+                _verifier?.Dispose();
+                _store.Dispose();
+                _device.Dispose();
+                _directDevice?.Dispose();
+            }
         }
 
         private sealed class Worker(ClientSession<long, TValue, long, long, FasterEmpty, Functions<TValue>> session)

@@ -14,8 +14,9 @@ namespace HybridKV.Benchmarks.Ycsb;
 /// Configuration: the block cache (LRU) is the run's memory budget (<c>--memory-mb</c>, else the runner's in-memory
 /// sizing, as HybridKV's log memory); memtables are RocksDB's default (64 MiB, at most two) on top of it. The WAL is
 /// off: HybridKV and FASTER have no write-ahead log (their durability is checkpoints), and a WAL would only add a
-/// sequential append per write; with <c>--checkpoint-every</c>, RocksDB's durability is its checkpoints too. No compression (the other stores do not compress, and the
-/// runner's values are mostly zeros), a 10-bit bloom filter per key, as many background threads as cores. With
+/// sequential append per write; with <c>--checkpoint-every</c>, RocksDB's durability is its checkpoints too. No
+/// compression (the other stores do not compress, and the runner's values are mostly zeros), a 10-bit bloom filter
+/// per key, as many background threads as cores. With
 /// <c>--peer-page-cache off</c>, reads, flushes and compactions use direct I/O, so the block cache is the only cache.
 /// </para>
 /// </summary>
@@ -135,14 +136,20 @@ public static class RocksDbYcsbStore
 
         public void Dispose()
         {
-            _checkpoints?.Dispose();
-            if (_lastCheckpoint is { } last)
+            try
             {
-                Directory.Delete(last, recursive: true);
+                _checkpoints?.Dispose();
             }
+            finally
+            {
+                if (_lastCheckpoint is { } last)
+                {
+                    Directory.Delete(last, recursive: true);
+                }
 
-            _db.Dispose();
-            (_cache as IDisposable)?.Dispose();
+                _db.Dispose();
+                (_cache as IDisposable)?.Dispose();
+            }
         }
 
         private sealed class Worker(Store store) : IYcsbWorker
