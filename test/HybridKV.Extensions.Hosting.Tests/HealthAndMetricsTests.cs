@@ -1,3 +1,5 @@
+using HybridKV.Checkpoints;
+using HybridKV.Devices;
 using HybridKV.Extensions.Hosting.Tests.Support;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
@@ -23,7 +25,8 @@ public sealed class HealthAndMetricsTests : IDisposable
         string directory = _directory.NewSubdirectory();
         // An allowed lag shorter than the checkpoint interval: the clock passes it before the periodic checkpoint is
         // due, so no checkpoint can commit (and end the lag) between the advance and the check. With the default
-        // (three intervals) the advance fired the periodic checkpoint, which sometimes committed first.
+        // (three intervals) the advance fired the periodic checkpoint, which sometimes committed first; the default is
+        // tested with commits held (By_default_health_is_degraded_once_writes_wait_three_checkpoint_intervals).
         HostedCounters hosted = HostedCounters.Build(directory, options => options.CheckpointInterval = TimeSpan.FromMinutes(1),
             time: time, maxCommitLag: TimeSpan.FromSeconds(30));
         await using (hosted)
@@ -54,6 +57,68 @@ public sealed class HealthAndMetricsTests : IDisposable
         HealthReport recovered = await restarted.CheckHealthAsync();
         Assert.Equal(HealthStatus.Healthy, recovered.Status);
         Assert.Equal(true, recovered.Entries["hybridkv"].Data["recovered"]);
+    }
+
+    [Fact]
+    public async Task By_default_health_is_degraded_once_writes_wait_three_checkpoint_intervals()
+    {
+        var time = new FakeTimeProvider(DateTimeOffset.UnixEpoch.AddYears(50));
+        using var device = new MemoryDevice(segmentSize: 1L << 20);
+        var commits = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var provider = new HeldCommitsProvider(device, _directory.NewSubdirectory(), commits.Task);
+        await using HostedCounters hosted = HostedCounters.Build(null, options =>
+        {
+            options.StorageProvider = provider;
+            options.CheckpointInterval = TimeSpan.FromMinutes(1);
+        }, time: time);
+        try
+        {
+            await hosted.Host.StartAsync();
+
+            // The periodic checkpoints the clock fires cannot commit while their manifests are held: the write waits.
+            await hosted.Pool.RunAsync(session => session.RMW(1, 1));
+            time.Advance(TimeSpan.FromMinutes(2) + TimeSpan.FromSeconds(59));
+            Assert.Equal(HealthStatus.Healthy, (await hosted.CheckHealthAsync()).Status);
+            time.Advance(TimeSpan.FromSeconds(2));
+            HealthReport lagging = await hosted.CheckHealthAsync();
+            Assert.Equal(HealthStatus.Degraded, lagging.Status);
+            Assert.Contains("more than 180", lagging.Entries["hybridkv"].Description, StringComparison.Ordinal);
+        }
+        finally
+        {
+            // Before the host stops, which waits for the checkpoint in progress.
+            commits.TrySetResult();
+        }
+
+        await hosted.Pool.CommitAsync();
+        Assert.Equal(HealthStatus.Healthy, (await hosted.CheckHealthAsync()).Status);
+    }
+
+    /// <summary>A memory device and a checkpoint store whose commits wait for <paramref name="commits"/>.</summary>
+    private sealed class HeldCommitsProvider(MemoryDevice device, string checkpoints, Task commits) : IHybridKVStorageProvider
+    {
+        public string Description => "held commits";
+
+        public IReadOnlyList<string> Validate(HybridKVOptions options) => [];
+
+        public Task<HybridKVStorage> OpenAsync(HybridKVOptions options, ILoggerFactory loggerFactory, CancellationToken cancellationToken)
+        {
+            var store = new HeldCommitStore(new LocalCheckpointStore(checkpoints), commits);
+            return Task.FromResult(new HybridKVStorage(device, store, () =>
+            {
+                store.Dispose();
+                return ValueTask.CompletedTask;
+            }));
+        }
+    }
+
+    private sealed class HeldCommitStore(CheckpointStore inner, Task commits) : DelegatingCheckpointStore(inner, ownsInner: true)
+    {
+        public override async Task CommitAsync(Guid token, ReadOnlyMemory<byte> manifest, CancellationToken cancellationToken)
+        {
+            await commits.WaitAsync(cancellationToken);
+            await base.CommitAsync(token, manifest, cancellationToken);
+        }
     }
 
     [Fact]
