@@ -195,9 +195,6 @@ public static class FasterYcsbStore
         private sealed class Worker(ClientSession<long, TValue, long, long, FasterEmpty, Functions<TValue>> session)
             : IYcsbWorker
         {
-            // As HybridKV's worker: past this many operations in flight, wait for them (see HybridKvYcsbStore).
-            private const int MaxPending = 4096 - YcsbRunner.Batch;
-
             private long _issuedPending;
 
             public long Run(YcsbStreams streams, int start, int count)
@@ -258,7 +255,7 @@ public static class FasterYcsbStore
 
             public void Complete(bool wait)
             {
-                if (!wait && _issuedPending - Functions<TValue>.Completed <= MaxPending)
+                if (!wait && _issuedPending - Functions<TValue>.Completed <= YcsbRunner.MaxPending)
                 {
                     session.CompletePending(wait: false);
                     return;

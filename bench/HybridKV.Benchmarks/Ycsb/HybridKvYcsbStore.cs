@@ -317,13 +317,7 @@ public static class HybridKvYcsbStore
                 return checksum;
             }
 
-            // Reads queue far faster than a device serves them: past this many in flight, the worker waits for them, as
-            // a service bounds its outstanding requests (otherwise their buffers grow until the process runs out of memory).
-            // With the batch issued before the check, at most as many as the session keeps for reuse: at 4,096 plus a
-            // batch, the last batch's operations were made afresh every time (5 B an operation on uniform RMW).
-            private const int MaxPending = Session<long, TValue, long, long, Empty, TFunctions>.MaxSpare - YcsbRunner.Batch;
-
-            public void Complete(bool wait) => session.CompletePending(wait || session.PendingCount > MaxPending);
+            public void Complete(bool wait) => session.CompletePending(wait || session.PendingCount > YcsbRunner.MaxPending);
 
             public void Dispose() => session.Dispose();
         }

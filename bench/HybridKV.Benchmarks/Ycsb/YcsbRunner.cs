@@ -13,6 +13,15 @@ public static class YcsbRunner
 {
     public const int Batch = 256;
 
+    /// <summary>
+    /// Past this many operations in flight a worker waits for them, as a service bounds its outstanding requests
+    /// (reads queue far faster than a device serves them; unbounded, their buffers grow until the process runs out of
+    /// memory). With the batch it issues before it looks, a worker has at most as many pending as a HybridKV session
+    /// keeps for reuse: at 4,096 plus a batch, the last batch's operations were made afresh every time (5 B an
+    /// operation on uniform RMW). Every store's worker waits at the same bound, so all keep as many reads in flight.
+    /// </summary>
+    public const int MaxPending = HybridKV.Sessions.Session<long, long, long, long, Empty, Callbacks.CountFunctions>.MaxSpare - Batch;
+
     private const int WarmupSeconds = 2;
 
     // Where the workers' read checksums go, so that the JIT cannot drop the reads.

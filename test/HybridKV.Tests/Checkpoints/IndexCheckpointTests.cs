@@ -1,4 +1,5 @@
 using HybridKV.Index;
+using HybridKV.Tests.Support;
 
 namespace HybridKV.Tests.Checkpoints;
 
@@ -114,37 +115,13 @@ public sealed class IndexCheckpointTests
     }
 
     /// <summary>Writes through to a stream, yielding the thread for a moment before each write.</summary>
-    private sealed class PausingStream(Stream inner) : Stream
+    private sealed class PausingStream(Stream inner) : WriteThroughStream(inner)
     {
-        public override bool CanRead => false;
-
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => true;
-
-        public override long Length => inner.Length;
-
-        public override long Position
-        {
-            get => inner.Position;
-            set => throw new NotSupportedException();
-        }
-
         public override async ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
         {
             await Task.Delay(1, cancellationToken);
-            await inner.WriteAsync(buffer, cancellationToken);
+            await Inner.WriteAsync(buffer, cancellationToken);
         }
-
-        public override void Write(byte[] buffer, int offset, int count) => inner.Write(buffer, offset, count);
-
-        public override void Flush() => inner.Flush();
-
-        public override int Read(byte[] buffer, int offset, int count) => throw new NotSupportedException();
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
     }
 
     [Fact]

@@ -29,22 +29,9 @@ public sealed class GatedCheckpointStore(CheckpointStore inner) : DelegatingChec
         return part == CheckpointMetadata.SnapshotPart ? new GatedStream(stream, this) : stream;
     }
 
-    private sealed class GatedStream(Stream inner, GatedCheckpointStore gates) : Stream
+    private sealed class GatedStream(Stream inner, GatedCheckpointStore gates) : WriteThroughStream(inner)
     {
-        public override bool CanRead => false;
-
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => true;
-
-        public override long Length => inner.Length;
-
-        public override long Position
-        {
-            get => inner.Position;
-            set => throw new NotSupportedException();
-        }
-
+        // Writes are held on the asynchronous path only, so the synchronous one must not pass them by.
         public override void Write(byte[] buffer, int offset, int count) => throw new NotSupportedException();
 
         public override async ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default)
@@ -55,16 +42,8 @@ public sealed class GatedCheckpointStore(CheckpointStore inner) : DelegatingChec
                 await hold;
             }
 
-            await inner.WriteAsync(buffer, cancellationToken);
+            await Inner.WriteAsync(buffer, cancellationToken);
         }
-
-        public override void Flush() => inner.Flush();
-
-        public override int Read(byte[] buffer, int offset, int count) => throw new NotSupportedException();
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
 
         public override async ValueTask DisposeAsync()
         {
@@ -74,7 +53,7 @@ public sealed class GatedCheckpointStore(CheckpointStore inner) : DelegatingChec
                 await hold;
             }
 
-            await inner.DisposeAsync();
+            await Inner.DisposeAsync();
             await base.DisposeAsync();
         }
 
@@ -82,7 +61,7 @@ public sealed class GatedCheckpointStore(CheckpointStore inner) : DelegatingChec
         {
             if (disposing)
             {
-                inner.Dispose();
+                Inner.Dispose();
             }
 
             base.Dispose(disposing);
