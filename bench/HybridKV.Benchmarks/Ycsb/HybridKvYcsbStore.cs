@@ -176,6 +176,15 @@ public static class HybridKvYcsbStore
 
         public long LogWrittenBytes => _store.TailAddress;
 
+        public void Settle()
+        {
+            if (_store.LogCompaction is not null)
+            {
+                // Nothing to compact up to the begin address: this returns once the compaction in progress ended.
+                _store.CompactAsync(_store.BeginAddress).GetAwaiter().GetResult();
+            }
+        }
+
         private void SampleDisk()
         {
             long bytes = 0;

@@ -32,6 +32,14 @@ public interface IYcsbStore : IDisposable
 
     /// <summary>Bytes the log has appended since the store was created (0 for stores without a log).</summary>
     long LogWrittenBytes => 0;
+
+    /// <summary>
+    /// Waits for the background work its last iteration left running (a compaction in progress), so that the store
+    /// measured next does not share the processors with it. Called on the runner's thread when no worker runs.
+    /// </summary>
+    void Settle()
+    {
+    }
 }
 
 /// <summary>One thread's view of a store.</summary>

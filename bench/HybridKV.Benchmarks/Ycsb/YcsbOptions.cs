@@ -83,8 +83,9 @@ public sealed record YcsbOptions(
                                   checkpoints (--checkpoint-every, default 2), all else at the library's defaults;
                                   ends with RESULT scenario=checkpoint-soak store=NAME ratio=R checkpoints=N
                                   slowest_second_ops_per_sec=S (R = with / without, S = the worst second with)
-                                  soak: a fixed key set updated on hybridkv without and then with log compaction
-                                  (the library's policy; segments a sixteenth of the live data; memory --memory-mb,
+                                  soak: a fixed key set updated on two hybridkv stores, without and with log
+                                  compaction, their iterations alternated (the library's policy; segments a
+                                  sixteenth of the live data; memory --memory-mb,
                                   default a quarter of the data); ends with RESULT scenario=soak live_bytes=L peak_disk_bytes=P
                                   disk_ratio=P/L throughput_ratio=with/without written_ratio=log written/L
           --index-buckets N       hash buckets, a power of two (default #keys/2 rounded up)

@@ -22,7 +22,7 @@ public static class YcsbRunner
     /// </summary>
     public const int MaxPending = HybridKV.Sessions.Session<long, long, long, long, Empty, Callbacks.CountFunctions>.MaxSpare - Batch;
 
-    private const int WarmupSeconds = 2;
+    internal const int WarmupSeconds = 2;
 
     // Where the workers' read checksums go, so that the JIT cannot drop the reads.
     private static long s_checksums;
@@ -78,11 +78,10 @@ public static class YcsbRunner
 
                         if (options.Scenario == "soak")
                         {
-                            // The same fixed key set updated without and then with log compaction (issue 18).
-                            results.Add(RunStore(options, "hybridkv", mix, distribution, valueBytes, threads, streams,
-                                compaction: false));
-                            results.Add(RunStore(options, "hybridkv", mix, distribution, valueBytes, threads, streams,
-                                compaction: true));
+                            (YcsbResult without, YcsbResult with) = RunSoak(options, mix, distribution, valueBytes,
+                                threads, streams);
+                            results.Add(without);
+                            results.Add(with);
                             continue;
                         }
 
@@ -126,103 +125,46 @@ public static class YcsbRunner
     private static YcsbResult RunStore(YcsbOptions options, string storeName, YcsbMix mix, string distribution,
         int valueBytes, int threads, YcsbStreams[] streams, bool? compaction = null)
     {
-        long liveBytes = options.Keys * HybridKvYcsbStore.RecordBytes(valueBytes);
-        var storeOptions = new YcsbStoreOptions(options.Keys, valueBytes, options.EffectiveIndexBuckets,
-            // The soak runs larger than memory unless told otherwise: updates append, and the log grows.
-            options.MemoryMb ?? (compaction is null ? null
-                : (long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)Math.Max(8, (liveBytes / 4) >> 20))),
-            Path.Combine(options.Directory, storeName),
-            options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode)
+        using var run = new YcsbStoreRun(options, storeName, mix, distribution, valueBytes, threads, streams, compaction);
+        run.WarmUp();
+        for (int iteration = 1; iteration <= options.Iterations; iteration++)
         {
-            LogCompactionRatio = compaction is false ? 0 : null,
-            LogSizeLimitRatio = options.LogSizeLimitRatio,
-            ReadBatch = options.ReadBatch,
-            Prefetch = options.Prefetch,
-            ReadCacheMb = options.ReadCacheMb,
-            Device = options.Device,
-            AzureContainer = $"ycsb-{Guid.NewGuid():N}",
-            // Disk follows the live data by whole segments: a sixteenth of the live data, from one page to 1 GiB.
-            SegmentBytes = compaction is null ? 1L << 30
-                : Math.Clamp((long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)(liveBytes / 16)), 1L << 22, 1L << 30),
-        };
-        string label = $"{storeName} {mix}/{distribution}/{valueBytes} threads={threads}" +
-            (compaction is { } compacting ? compacting ? " with compaction" : " without compaction"
-                : options.Scenario is null ? "" : options.CheckpointEverySeconds is { } seconds ? $" checkpoints every {seconds} s" : " no checkpoints");
-        Console.WriteLine($"{label}: loading {options.Keys:N0} keys");
-        using IYcsbStore store = storeName switch
-        {
-            "hybridkv" => HybridKvYcsbStore.Create(storeOptions),
-            "hybridkv-varlen" => HybridKvYcsbStore.Create(storeOptions, variableLength: true),
-            "faster" => FasterYcsbStore.Create(storeOptions, options.PeerPageCache),
-            "rocksdb" => RocksDbYcsbStore.Create(storeOptions, options.PeerPageCache),
-            _ => ConcurrentDictionaryYcsbStore.Create(storeOptions),
-        };
-
-        var load = Stopwatch.StartNew();
-        long lastReport = 0;
-        store.Load(options.Keys, threads, loaded =>
-        {
-            long second = (long)load.Elapsed.TotalSeconds;
-            if (second > Interlocked.Exchange(ref lastReport, second) || loaded == options.Keys)
-            {
-                Console.WriteLine($"  loaded {loaded:N0} of {options.Keys:N0} keys, {load.Elapsed.TotalSeconds:F1} s");
-            }
-        });
-        double loadSeconds = load.Elapsed.TotalSeconds;
-
-        IYcsbWorker[] workers = [.. Enumerable.Range(0, threads).Select(_ => store.CreateWorker())];
-        var verifier = new YcsbVerifier(streams, threads, options.Keys);
-        var throughput = new List<double>();
-        var intervals = new List<IReadOnlyList<double>>();
-        long totalOperations = 0;
-        long totalAllocated = 0;
-        long checkpointsBefore = 0;
-        try
-        {
-            // Not recorded: lets the JIT reach its optimised code and the caches fill before the first iteration.
-            Measure(store, workers, streams, verifier, WarmupSeconds, $"  {label} warm-up");
-            checkpointsBefore = store.CheckpointsCommitted;
-            for (int iteration = 1; iteration <= options.Iterations; iteration++)
-            {
-                (double opsPerSecond, IReadOnlyList<double> series, long operations, long allocated) = Measure(
-                    store, workers, streams, verifier, options.Seconds, $"  {label} iteration {iteration}");
-                totalOperations += operations;
-                totalAllocated += allocated;
-                throughput.Add(opsPerSecond);
-                intervals.Add(series);
-                Console.WriteLine($"  {label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s");
-            }
-        }
-        finally
-        {
-            foreach (IYcsbWorker worker in workers)
-            {
-                worker.Dispose();
-            }
+            run.Iterate(iteration);
         }
 
-        var verify = Stopwatch.StartNew();
-        YcsbVerification verification = verifier.Verify(store);
-        Console.WriteLine($"  {label} verified in {verify.Elapsed.TotalSeconds:F1} s: {verification}");
+        return run.Finish();
+    }
 
-        return new YcsbResult(storeName, mix.ToString(), distribution, valueBytes, threads, options.Keys, throughput,
-            intervals, loadSeconds, totalOperations == 0 ? 0 : (double)totalAllocated / totalOperations)
+    /// <summary>
+    /// The soak (issue 18): the same fixed key set on two stores open side by side, without and with log compaction,
+    /// their iterations alternated (each store settled before the other runs), so that a machine whose speed drifts
+    /// over minutes slows both alike rather than whichever ran second.
+    /// </summary>
+    private static (YcsbResult Without, YcsbResult With) RunSoak(YcsbOptions options, YcsbMix mix, string distribution,
+        int valueBytes, int threads, YcsbStreams[] streams)
+    {
+        using var without = new YcsbStoreRun(options, "hybridkv", mix, distribution, valueBytes, threads, streams,
+            compaction: false);
+        using var with = new YcsbStoreRun(options, "hybridkv", mix, distribution, valueBytes, threads, streams,
+            compaction: true);
+        without.WarmUp();
+        with.WarmUp();
+        with.Settle();
+        for (int iteration = 1; iteration <= options.Iterations; iteration++)
         {
-            CheckpointsCommitted = store.CheckpointsCommitted - checkpointsBefore,
-            Checkpointed = options.CheckpointEverySeconds is not null,
-            Compacted = compaction is true,
-            PeakDiskBytes = store.PeakDiskBytes,
-            LiveBytes = liveBytes,
-            LogWrittenBytes = store.LogWrittenBytes,
-            Verification = verification,
-        };
+            without.Iterate(iteration);
+            with.Iterate(iteration);
+            with.Settle();
+        }
+
+        return (without.Finish(), with.Finish());
     }
 
     /// <summary>
     /// Runs every worker on its own thread for <paramref name="seconds"/>: ops/s overall and per second, and the
     /// operations run and bytes the worker threads allocated while running them (not counting the final completion).
     /// </summary>
-    private static (double OpsPerSecond, IReadOnlyList<double> Series, long Operations, long AllocatedBytes) Measure(
+    internal static (double OpsPerSecond, IReadOnlyList<double> Series, long Operations, long AllocatedBytes) Measure(
         IYcsbStore store, IYcsbWorker[] workers, YcsbStreams[] streams, YcsbVerifier verifier, int seconds, string label)
     {
         const int Stride = 16; // one cache line per thread's counter
