@@ -7,6 +7,7 @@ using Microsoft.Extensions.Hosting;
 // HybridKV__Server__RequirePass, which keeps a password off the command line).
 // Socket completions run the connection's loop on the thread that polled the socket, instead of queueing it to the
 // thread pool: a hop fewer per batch of commands (measured: about a fifth more requests per second at pipeline 16).
+// (TLS connections, and systems other than Linux; plain connections on Linux use the server's own epoll loops.)
 // Read by the runtime when the first socket is created, so set here first; an explicit setting wins. Connections
 // move to the thread pool before a batch that may block on the device (see RespConnection).
 if (Environment.GetEnvironmentVariable("DOTNET_SYSTEM_NET_SOCKETS_INLINE_COMPLETIONS") is null)

@@ -167,6 +167,45 @@ public sealed class ProtocolTests : IClassFixture<ServerFixture>
     }
 
     [Fact]
+    public async Task A_client_that_writes_far_more_than_the_server_holds_before_it_reads_gets_every_reply_in_order()
+    {
+        // Small limits, and more each way than the sockets' buffers hold: the server's sends find the socket full
+        // while the client is still writing, and it may stop receiving while its replies wait; the client's one read
+        // loop must still get every reply, in order.
+        await using InProcessServer server = await InProcessServer.StartAsync(options =>
+        {
+            options.MaxBulkLength = 1024;
+            options.MaxRequestBytes = 4096;
+            options.MaxPendingOutputBytes = 16 * 1024;
+        });
+        await using RespClient client = await RespClient.ConnectAsync(server.Port);
+        const int Commands = 10_000;
+        // 10 MB of requests and 10 MB of replies: more than the sockets' buffers hold.
+        string Value(int i) => $"{i}:" + new string((char)('a' + (i % 26)), 1000);
+        byte[] sets = [.. Enumerable.Range(0, Commands).SelectMany(i => RespClient.Encode("SET", $"flow:{i}", Value(i)))];
+        byte[] gets = [.. Enumerable.Range(0, Commands).SelectMany(i => RespClient.Encode("GET", $"flow:{i}"))];
+
+        // Megabytes in one write each, read only as they go: the writes wait for the server, which waits for the reads.
+        Task sending = Task.Run(async () =>
+        {
+            await client.SendAsync(sets);
+            await client.SendAsync(gets);
+        });
+        for (int i = 0; i < Commands; i++)
+        {
+            Assert.Equal("OK", await client.ReadAsync());
+        }
+
+        for (int i = 0; i < Commands; i++)
+        {
+            Assert.Equal(Value(i), await client.ReadAsync());
+        }
+
+        await sending;
+        Assert.Equal("PONG", await client.CallAsync("PING"));
+    }
+
+    [Fact]
     public async Task Limits_on_bulk_length_arguments_and_connections_close_the_offender_only()
     {
         await using InProcessServer server = await InProcessServer.StartAsync(options =>

@@ -49,8 +49,16 @@ internal sealed class RespConnection : IDisposable
         using CancellationTokenRegistration stop = stopping.UnsafeRegister(static state =>
         {
             var connection = (RespConnection)state!;
-            connection._reader.CancelPendingRead();
-            connection._writer.CancelPendingFlush();
+            // Either call may run the connection to its end there and then (a pipe whose reader continues inline, on
+            // the thread that cancels), completing both pipes; the other then finds its pipe disposed.
+            try
+            {
+                connection._writer.CancelPendingFlush();
+                connection._reader.CancelPendingRead();
+            }
+            catch (ObjectDisposedException)
+            {
+            }
         }, this);
         try
         {

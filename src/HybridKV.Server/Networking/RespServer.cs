@@ -35,6 +35,7 @@ internal sealed class RespServer : IHostedService, IDisposable
     // The open connections' sockets: closed by force if a connection does not end within the host's stop timeout.
     private readonly ConcurrentDictionary<long, Socket> _sockets = new();
     private Socket? _listener;
+    private EpollLoop[]? _loops;
     private Task _accepting = Task.CompletedTask;
     private X509Certificate2? _certificate;
     private long _nextConnection;
@@ -80,6 +81,12 @@ internal sealed class RespServer : IHostedService, IDisposable
             throw;
         }
 
+        if (Epoll.IsSupported && _certificate is null)
+        {
+            // Plain connections on Linux: received by the server's own loops (EpollLoop says why), one per core.
+            _loops = [.. Enumerable.Range(0, Environment.ProcessorCount).Select(i => new EpollLoop($"HybridKV RESP {i}"))];
+        }
+
         _listener = listener;
         context.Port = ((IPEndPoint)listener.LocalEndPoint!).Port;
         Context = context;
@@ -112,6 +119,7 @@ internal sealed class RespServer : IHostedService, IDisposable
             await closed.WaitAsync(TimeSpan.FromSeconds(5), CancellationToken.None).ConfigureAwait(false);
         }
 
+        StopLoops();
         ServerLog.Stopped(_logger, open);
     }
 
@@ -152,10 +160,26 @@ internal sealed class RespServer : IHostedService, IDisposable
         // Off the accept loop at once: the TLS handshake and the first read must not delay the next accept.
         await Task.Yield();
         string? remote = socket.RemoteEndPoint?.ToString();
-        Stream stream = new NetworkStream(socket, ownsSocket: true);
+        EpollSocket? polled = null;
+        Stream stream;
         try
         {
             socket.NoDelay = true;
+            polled = _loops is { } loops ? new EpollSocket(loops[id % loops.Length], socket, _options.MaxRequestBytes) : null;
+        }
+        catch (Exception error) when (error is SocketException or ObjectDisposedException)
+        {
+            // The client left before it was served.
+            socket.Dispose();
+            _statistics.Closed();
+            _sockets.TryRemove(id, out _);
+            _connections.TryRemove(id, out _);
+            return;
+        }
+
+        stream = polled?.Output ?? new NetworkStream(socket, ownsSocket: true);
+        try
+        {
             if (_certificate is not null)
             {
                 var tls = new SslStream(stream, leaveInnerStreamOpen: false);
@@ -184,7 +208,7 @@ internal sealed class RespServer : IHostedService, IDisposable
                 return;
             }
 
-            PipeReader reader = PipeReader.Create(stream,
+            PipeReader reader = polled?.Input ?? PipeReader.Create(stream,
                 new StreamPipeReaderOptions(bufferSize: ReceiveBufferSize, minimumReadSize: 4096, leaveOpen: true));
             PipeWriter writer = PipeWriter.Create(stream, new StreamPipeWriterOptions(minimumBufferSize: 16 * 1024, leaveOpen: true));
             using var connection = new RespConnection(context, reader, writer, session);
@@ -237,9 +261,19 @@ internal sealed class RespServer : IHostedService, IDisposable
         }
     }
 
+    private void StopLoops()
+    {
+        EpollLoop[]? loops = Interlocked.Exchange(ref _loops, null);
+        foreach (EpollLoop loop in loops ?? [])
+        {
+            loop.Dispose();
+        }
+    }
+
     /// <inheritdoc/>
     public void Dispose()
     {
+        StopLoops();
         _stopping.Dispose();
         _listener?.Dispose();
         _certificate?.Dispose();
