@@ -217,7 +217,8 @@ internal sealed class EpollSocket : IDisposable
         }
     }
 
-    /// <summary>Leaves the loop's set, then closes the socket.</summary>
+    /// <summary>Leaves the loop's set, ends a wait to send and the connection's pending read (as cancelled: nothing
+    /// more will arrive), then closes the socket.</summary>
     public void Dispose()
     {
         Unregister();
@@ -229,6 +230,7 @@ internal sealed class EpollSocket : IDisposable
         }
 
         writable?.TrySetException(new ObjectDisposedException(nameof(EpollSocket)));
+        _input.Reader.CancelPendingRead();
         _socket.Dispose();
     }
 

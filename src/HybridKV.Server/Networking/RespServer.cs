@@ -32,8 +32,9 @@ internal sealed class RespServer : IHostedService, IDisposable
     private readonly CancellationTokenSource _stopping = new();
     private readonly ConcurrentDictionary<long, Task> _connections = new();
 
-    // The open connections' sockets: closed by force if a connection does not end within the host's stop timeout.
-    private readonly ConcurrentDictionary<long, Socket> _sockets = new();
+    // The open connections' sockets (or their EpollSocket, which also ends the connection's pending read): closed by
+    // force if a connection does not end within the host's stop timeout.
+    private readonly ConcurrentDictionary<long, IDisposable> _sockets = new();
     private Socket? _listener;
     private EpollLoop[]? _loops;
     private Task _accepting = Task.CompletedTask;
@@ -111,7 +112,7 @@ internal sealed class RespServer : IHostedService, IDisposable
         {
             // A connection that did not end when asked (blocked on a client): its socket is closed under it, so that
             // its session is disposed before the store takes its final checkpoint.
-            foreach (Socket socket in _sockets.Values)
+            foreach (IDisposable socket in _sockets.Values)
             {
                 socket.Dispose();
             }
@@ -166,6 +167,10 @@ internal sealed class RespServer : IHostedService, IDisposable
         {
             socket.NoDelay = true;
             polled = _loops is { } loops ? new EpollSocket(loops[id % loops.Length], socket, _options.MaxRequestBytes) : null;
+            if (polled is not null)
+            {
+                _sockets[id] = polled;
+            }
         }
         catch (Exception error) when (error is SocketException or ObjectDisposedException)
         {
