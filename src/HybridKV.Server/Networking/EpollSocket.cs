@@ -66,9 +66,21 @@ internal sealed class EpollSocket : IDisposable
                 SignalWritable();
             }
 
-            if ((events & (Epoll.In | Epoll.ReadHangUp | Epoll.Error | Epoll.HangUp)) != 0 && !_inputPaused)
+            if ((events & (Epoll.In | Epoll.ReadHangUp | Epoll.Error | Epoll.HangUp)) == 0)
+            {
+                return;
+            }
+
+            if (!_inputPaused)
             {
                 Receive();
+            }
+            else if ((events & (Epoll.Error | Epoll.HangUp)) != 0)
+            {
+                // Reported whatever the interest: while paused, the socket would be reported again at once, forever.
+                // The peer is gone both ways, so nothing it sent can be answered.
+                Unregister();
+                _input.Writer.Complete(new SocketException((int)SocketError.ConnectionReset));
             }
         }
 #pragma warning disable CA1031 // The loop serves every other socket: this connection's failure is its reader's.
