@@ -333,8 +333,9 @@ internal sealed class EpollSocket : IDisposable
         public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
             socket.SendAsync(buffer.AsMemory(offset, count), cancellationToken).AsTask();
 
+        // A blocking write on a loop thread would wait for the loop to report the socket writable: never.
         public override void Write(byte[] buffer, int offset, int count) =>
-            socket.SendAsync(buffer.AsMemory(offset, count), CancellationToken.None).AsTask().GetAwaiter().GetResult();
+            throw new NotSupportedException("Writes to a connection's socket are asynchronous.");
 
         public override Task FlushAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 

@@ -1,5 +1,6 @@
 using System.Globalization;
 using HybridKV.Devices;
+using HybridKV.Utilities;
 
 namespace HybridKV.Checkpoints;
 
@@ -148,52 +149,26 @@ public sealed class LocalCheckpointStore : CheckpointStore
     }
 
     /// <summary>A file stream that, when disposed, fsyncs the file and the directory that names it.</summary>
-    private sealed class DurableFileStream(FileStream inner, string directory) : Stream
+    private sealed class DurableFileStream(FileStream file, string directory) : WriteThroughStream(file)
     {
-        public override bool CanRead => false;
+        private readonly FileStream _file = file;
+        private bool _closed;
 
-        public override bool CanSeek => false;
-
-        public override bool CanWrite => true;
-
-        public override long Length => inner.Length;
-
-        public override long Position
-        {
-            get => inner.Position;
-            set => throw new NotSupportedException();
-        }
-
-        public override void Write(byte[] buffer, int offset, int count) => inner.Write(buffer, offset, count);
-
-        public override void Write(ReadOnlySpan<byte> buffer) => inner.Write(buffer);
-
-        public override ValueTask WriteAsync(ReadOnlyMemory<byte> buffer, CancellationToken cancellationToken = default) =>
-            inner.WriteAsync(buffer, cancellationToken);
+        public override void Write(ReadOnlySpan<byte> buffer) => _file.Write(buffer);
 
         public override Task WriteAsync(byte[] buffer, int offset, int count, CancellationToken cancellationToken) =>
-            inner.WriteAsync(buffer, offset, count, cancellationToken);
+            _file.WriteAsync(buffer, offset, count, cancellationToken);
 
-        public override void Flush() => inner.Flush();
-
-        public override Task FlushAsync(CancellationToken cancellationToken) => inner.FlushAsync(cancellationToken);
-
-        public override int Read(byte[] buffer, int offset, int count) => throw new NotSupportedException();
-
-        public override long Seek(long offset, SeekOrigin origin) => throw new NotSupportedException();
-
-        public override void SetLength(long value) => throw new NotSupportedException();
-
-        private bool _closed;
+        public override Task FlushAsync(CancellationToken cancellationToken) => _file.FlushAsync(cancellationToken);
 
         public override async ValueTask DisposeAsync()
         {
             if (!_closed)
             {
                 _closed = true;
-                await inner.FlushAsync().ConfigureAwait(false);
-                inner.Flush(flushToDisk: true);
-                await inner.DisposeAsync().ConfigureAwait(false);
+                await _file.FlushAsync().ConfigureAwait(false);
+                _file.Flush(flushToDisk: true);
+                await _file.DisposeAsync().ConfigureAwait(false);
                 SyncDirectory(directory);
             }
 
@@ -205,8 +180,8 @@ public sealed class LocalCheckpointStore : CheckpointStore
             if (disposing && !_closed)
             {
                 _closed = true;
-                inner.Flush(flushToDisk: true);
-                inner.Dispose();
+                _file.Flush(flushToDisk: true);
+                _file.Dispose();
                 SyncDirectory(directory);
             }
 

@@ -1,5 +1,6 @@
 using HybridKV.Index;
 using HybridKV.Tests.Support;
+using HybridKV.Utilities;
 
 namespace HybridKV.Tests.Checkpoints;
 

@@ -1,4 +1,5 @@
 using HybridKV.Checkpoints;
+using HybridKV.Utilities;
 
 namespace HybridKV.Tests.Support;
 

@@ -1,10 +1,11 @@
-namespace HybridKV.Tests.Support;
+namespace HybridKV.Utilities;
 
 /// <summary>
-/// A write-only stream that passes writes to another; tests derive from it to interfere with the writes they are
-/// about (hold them, slow them). Disposing it leaves the inner stream open.
+/// A write-only stream that passes writes to another; a derived stream adds what happens around them (a checkpoint
+/// part's fsync on close; in tests, writes held or slowed). Only the members below pass through: a write by another
+/// overload goes through <see cref="Stream"/>'s defaults to these. Disposing it leaves the inner stream open.
 /// </summary>
-public abstract class WriteThroughStream(Stream inner) : Stream
+internal abstract class WriteThroughStream(Stream inner) : Stream
 {
     protected Stream Inner => inner;
 
