@@ -213,7 +213,7 @@ public static class HybridKvYcsbStore
                 ? $", {compaction.Compactions} compactions copied {compaction.BytesCopied >> 20} MiB, dropped {compaction.BytesReclaimed >> 20} MiB, disk peak {PeakDiskBytes >> 20} MiB"
                 : "") +
             (_store.MemoryCompactor is { } compactor
-                ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, busy {compactor.BusyTime.TotalSeconds:F1} s)"
+                ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, {compactor.PagesSkipped} skipped, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
             (_store.Engine.ReadCache is { } cache ? $", read cache {cache.Hits} hits, {cache.Misses} misses" : "") +
             (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB ({_store.Engine.BytesReadByOperations >> 20} by operations), written {_device.BytesWritten >> 20} MiB") +

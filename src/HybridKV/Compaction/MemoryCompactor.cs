@@ -18,6 +18,7 @@ namespace HybridKV.Compaction;
 /// <remarks>
 /// Runs in the background at page turns, on the pages nearest the head, so it never delays an operation; when it falls
 /// behind, or a commit is capturing, a page simply leaves memory with its records, which stay correct on the device.
+/// While pages keep coming out mostly live it examines only some of them (<see cref="PageSampling"/>).
 /// </remarks>
 internal sealed class MemoryCompactor : IDisposable
 {
@@ -28,6 +29,7 @@ internal sealed class MemoryCompactor : IDisposable
     private readonly long _maxLiveBytes;
     private readonly long _maxLiveBytesInMemory;
     private readonly LiveBytesWindow _recentLive;
+    private readonly PageSampling _sampling;
     private readonly int _lookaheadPages;
     private readonly CancellationTokenSource _stopping = new();
     private readonly Task _loop;
@@ -37,6 +39,8 @@ internal sealed class MemoryCompactor : IDisposable
     private long _bytesCopied;
     private long _pagesMostlyLive;
     private long _pagesMissed;
+    private long _pagesSkipped;
+    private long _lastLiveBytes;
     private long _busyTicks;
 
     public MemoryCompactor(HybridLog log, int epochEntry, IPageCompactor pages, double maxLiveFraction,
@@ -49,6 +53,7 @@ internal sealed class MemoryCompactor : IDisposable
         _maxLiveBytes = (long)(maxLiveFraction * log.PageSize);
         _maxLiveBytesInMemory = (long)(maxLiveFraction * log.PageSize * log.BufferPages);
         _recentLive = new LiveBytesWindow(log.BufferPages);
+        _sampling = new PageSampling(log.BufferPages);
         // The pages nearest eviction: early enough to finish before the head passes them, late enough that updates
         // have already moved most of what they were going to move.
         _lookaheadPages = Math.Max(1, log.BufferPages / 4);
@@ -64,6 +69,9 @@ internal sealed class MemoryCompactor : IDisposable
 
     /// <summary>Pages that left memory before this could examine them (it fell behind the tail).</summary>
     public long PagesMissed => Interlocked.Read(ref _pagesMissed);
+
+    /// <summary>Pages that left memory unexamined because the pages before them were mostly live.</summary>
+    public long PagesSkipped => Interlocked.Read(ref _pagesSkipped);
 
     /// <summary>Time spent examining and copying pages.</summary>
     public TimeSpan BusyTime => System.Diagnostics.Stopwatch.GetElapsedTime(0, Interlocked.Read(ref _busyTicks));
@@ -117,8 +125,18 @@ internal sealed class MemoryCompactor : IDisposable
             RecordMissed();
         }
 
+        int pageBits = BitOperations.Log2((uint)_log.PageSize);
         for (long page = _nextPage; page < limit && !_stopping.IsCancellationRequested; page += _log.PageSize)
         {
+            if (!_sampling.Examines(page >> pageBits))
+            {
+                _nextPage = page + _log.PageSize;
+                // Taken to hold what the last examined page held, so that the window still follows the live data.
+                _recentLive.Add(_lastLiveBytes);
+                Interlocked.Increment(ref _pagesSkipped);
+                continue;
+            }
+
             long started = System.Diagnostics.Stopwatch.GetTimestamp();
             // A mostly live page is copied too while the live data of the last trip through memory, with it, fits.
             long maxLiveBytes = Math.Max(_maxLiveBytes, _maxLiveBytesInMemory - _recentLive.SumBeforeNext);
@@ -138,6 +156,8 @@ internal sealed class MemoryCompactor : IDisposable
             else
             {
                 _recentLive.Add(result.LiveBytes);
+                _lastLiveBytes = result.LiveBytes;
+                _sampling.Examined(mostlyLive: result.Outcome == PageCompactionOutcome.MostlyLive);
                 Interlocked.Increment(ref _pagesExamined);
                 if (result.Outcome == PageCompactionOutcome.MostlyLive)
                 {

@@ -62,8 +62,9 @@ internal sealed class StoreMetrics : IDisposable
                 () => compactor()?.BytesCopied ?? 0, "By",
                 "Bytes of live records copied to the tail to keep them in memory.");
             _meter.CreateObservableCounter("hybridkv.compaction.memory.pages_left_live",
-                () => (compactor()?.PagesMostlyLive ?? 0) + (compactor()?.PagesMissed ?? 0), "{page}",
-                "Pages that left memory with live records (mostly live, or not examined in time).");
+                () => (compactor()?.PagesMostlyLive ?? 0) + (compactor()?.PagesMissed ?? 0) + (compactor()?.PagesSkipped ?? 0),
+                "{page}", "Pages that left memory with live records (mostly live, not examined in time, or skipped " +
+                "while pages were mostly live).");
         }
 
         if (checkpoints is not null)
