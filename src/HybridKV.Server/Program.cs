@@ -24,6 +24,7 @@ builder.Configuration.AddCommandLine(args, new Dictionary<string, string>
     ["--durable"] = "HybridKV:Server:DurableWrites",
     ["--maxclients"] = "HybridKV:Server:MaxConnections",
     ["--tls-cert"] = "HybridKV:Server:TlsCertificatePath",
+    ["--io-threads"] = "HybridKV:Server:IoThreads",
     ["--dir"] = "HybridKV:Directory",
     ["--memory"] = "HybridKV:MemorySizeBytes",
     ["--checkpoint-interval"] = "HybridKV:CheckpointInterval",

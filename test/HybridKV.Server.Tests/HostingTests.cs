@@ -66,9 +66,22 @@ public sealed class HostingTests
             Port = 70000,
             MaxConnections = 0,
             MaxRequestBytes = 1,
+            IoThreads = -1,
         });
         Assert.True(result.Failed);
-        Assert.Equal(4, result.Failures!.Count());
+        Assert.Equal(5, result.Failures!.Count());
+        Assert.Contains(result.Failures!, failure => failure.Contains("IoThreads", StringComparison.Ordinal) &&
+                                                     failure.Contains("-1", StringComparison.Ordinal));
         Assert.True(new RespServerOptionsValidator().Validate(null, new RespServerOptions()).Succeeded);
     }
+
+    [Theory]
+    [InlineData(0, 1, 1)]
+    [InlineData(0, 2, 1)]
+    [InlineData(0, 4, 3)]
+    [InlineData(0, 8, 6)]
+    [InlineData(0, 64, 48)]
+    [InlineData(5, 2, 5)]
+    public void The_io_threads_are_three_quarters_of_the_processors_unless_set(int configured, int processors, int expected) =>
+        Assert.Equal(expected, new RespServerOptions { IoThreads = configured }.IoThreadsFor(processors));
 }

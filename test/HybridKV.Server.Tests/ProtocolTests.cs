@@ -19,10 +19,11 @@ public sealed class ProtocolTests : IClassFixture<ServerFixture>
     [Fact]
     public async Task A_key_removed_by_several_connections_at_once_is_removed_by_exactly_one()
     {
-        // A server of its own: the check at the end counts every key.
-        await using InProcessServer server = await InProcessServer.StartAsync();
         const int Keys = 20_000;
         const int Connections = 4;
+        // A server of its own (the check at the end counts every key), with a loop per connection, so that the
+        // connections' commands run on threads of their own whatever the processors.
+        await using InProcessServer server = await InProcessServer.StartAsync(options => options.IoThreads = Connections);
         await using (RespClient setup = await RespClient.ConnectAsync(server.Port))
         {
             for (int k = 0; k < Keys; k += 500)

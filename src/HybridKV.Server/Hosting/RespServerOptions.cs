@@ -43,6 +43,21 @@ public sealed class RespServerOptions
     public long MaxPendingOutputBytes { get; set; } = 1L << 20;
 
     /// <summary>
+    /// How many threads serve plain connections on Linux (the server's epoll loops: each receives, runs the commands
+    /// and sends for its share of the connections), from 0 to <see cref="MaxIoThreads"/>. 0 (the default): three
+    /// quarters of the processors, at least one, leaving the rest to the kernel's network processing and to what else
+    /// runs on the machine, as Redis advises for its own I/O threads. TLS connections and other systems use the thread
+    /// pool instead.
+    /// </summary>
+    public int IoThreads { get; set; }
+
+    /// <summary>The largest <see cref="IoThreads"/>.</summary>
+    public const int MaxIoThreads = 256;
+
+    /// <summary>The epoll loops <see cref="IoThreads"/> asks for on a machine of <paramref name="processors"/>.</summary>
+    internal int IoThreadsFor(int processors) => IoThreads > 0 ? IoThreads : Math.Max(1, processors * 3 / 4);
+
+    /// <summary>
     /// The password of the <c>default</c> user (Redis's <c>requirepass</c>): when set, a connection must <c>AUTH</c>
     /// (or <c>HELLO … AUTH</c>) before any other command. Never logged. Default none.
     /// </summary>

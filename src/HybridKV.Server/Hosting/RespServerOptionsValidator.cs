@@ -44,6 +44,12 @@ internal sealed class RespServerOptionsValidator : IValidateOptions<RespServerOp
             failures.Add($"{nameof(RespServerOptions.MaxPendingOutputBytes)} must be at least 1 byte.");
         }
 
+        if (options.IoThreads is < 0 or > RespServerOptions.MaxIoThreads)
+        {
+            failures.Add($"{nameof(RespServerOptions.IoThreads)} must be from 0 (three quarters of the processors) " +
+                $"to {RespServerOptions.MaxIoThreads}; it was {options.IoThreads}.");
+        }
+
         if (options.TlsCertificatePath is { } path && !File.Exists(path))
         {
             failures.Add($"{nameof(RespServerOptions.TlsCertificatePath)} names no file: {path}.");

@@ -84,8 +84,11 @@ internal sealed class RespServer : IHostedService, IDisposable
 
         if (Epoll.IsSupported && _certificate is null)
         {
-            // Plain connections on Linux: received by the server's own loops (EpollLoop says why), one per core.
-            _loops = [.. Enumerable.Range(0, Environment.ProcessorCount).Select(i => new EpollLoop($"HybridKV RESP {i}"))];
+            // Plain connections on Linux: received by the server's own loops (EpollLoop says why). Not one per core:
+            // a loop also runs in the kernel for every system call, and a client or peer on the same machine needs a
+            // core too (two loops on two cores served fewer requests than one, bench/README.md).
+            _loops = [.. Enumerable.Range(0, _options.IoThreadsFor(Environment.ProcessorCount))
+                .Select(i => new EpollLoop($"HybridKV RESP {i}"))];
         }
 
         _listener = listener;
