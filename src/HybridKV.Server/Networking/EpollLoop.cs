@@ -54,10 +54,14 @@ internal sealed unsafe class EpollLoop : IDisposable
         _thread.Start();
     }
 
-    /// <summary>Adds <paramref name="socket"/> to the set with <paramref name="events"/> of interest; returns its id.</summary>
-    public long Register(EpollSocket socket, int fd, int events)
+    /// <summary>An id for a socket to register: taken first, because the socket may be reported (on this loop's
+    /// thread) as soon as it is registered, and must know its id by then to leave the set.</summary>
+    public long NewId() => Interlocked.Increment(ref _nextId);
+
+    /// <summary>Adds <paramref name="socket"/> to the set under <paramref name="id"/> (from <see cref="NewId"/>) with
+    /// <paramref name="events"/> of interest.</summary>
+    public void Register(long id, EpollSocket socket, int fd, int events)
     {
-        long id = Interlocked.Increment(ref _nextId);
         _sockets[id] = socket;
         if (Epoll.Control(_epoll, Epoll.Add, fd, events, id) != 0)
         {
@@ -65,8 +69,6 @@ internal sealed unsafe class EpollLoop : IDisposable
             _sockets.TryRemove(id, out _);
             throw new SocketException(error);
         }
-
-        return id;
     }
 
     /// <summary>Changes the events a registered socket is watched for (callable from any thread).</summary>

@@ -44,7 +44,11 @@ internal sealed class EpollSocket : IDisposable
             minimumSegmentSize: SegmentSize, readerScheduler: PipeScheduler.Inline, writerScheduler: PipeScheduler.Inline,
             useSynchronizationContext: false));
         Output = new SendStream(this);
-        _id = loop.Register(this, _fd, Interest(writable: false));
+        // Before registering: a socket whose request and end are already there is reported at once, on the loop's
+        // thread, and leaving the set at its end needs the id (without it, the end was reported again and the loop
+        // closed the socket before the connection replied).
+        _id = loop.NewId();
+        loop.Register(_id, this, _fd, Interest(writable: false));
     }
 
     /// <summary>What the socket received.</summary>
