@@ -1,9 +1,11 @@
 using System.Diagnostics.Metrics;
 using HybridKV.Server.Hosting;
+using HybridKV.Server.Networking;
 using HybridKV.Server.Tests.Support;
 using Microsoft.Extensions.Diagnostics.HealthChecks;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Diagnostics.Metrics.Testing;
+using Microsoft.Extensions.Hosting;
 
 namespace HybridKV.Server.Tests;
 
@@ -84,4 +86,29 @@ public sealed class HostingTests
     [InlineData(5, 2, 5)]
     public void The_io_threads_are_three_quarters_of_the_processors_unless_set(int configured, int processors, int expected) =>
         Assert.Equal(expected, new RespServerOptions { IoThreads = configured }.IoThreadsFor(processors));
+
+    [Fact]
+    public async Task A_stop_out_of_time_closes_every_connection_under_it_idle_or_blocked_on_a_client_that_does_not_read()
+    {
+        await using InProcessServer server = await InProcessServer.StartAsync(options => options.IoThreads = 2);
+        RespServer resp = server.Services.GetServices<IHostedService>().OfType<RespServer>().Single();
+        await using RespClient idle = await RespClient.ConnectAsync(server.Port);
+        await using RespClient stuck = await RespClient.ConnectAsync(server.Port);
+        Assert.Equal("PONG", await idle.CallAsync("PING"));
+        Assert.Equal("OK", await stuck.CallAsync("SET", "big", new string('x', 256 * 1024)));
+        // Far more replies than the socket buffers hold, never read: the connection waits to send.
+        await stuck.SendAsync([.. Enumerable.Range(0, 200).SelectMany(_ => RespClient.Encode("GET", "big"))]);
+
+        // A stop whose time is already up: every socket is closed under its connection at once.
+        await resp.StopAsync(new CancellationToken(canceled: true)).WaitAsync(TimeSpan.FromMinutes(1));
+
+        Assert.True(await idle.IsClosedByServerAsync());
+        // What the kernel had already taken of the replies arrives first, then the end.
+        await Task.Run(async () =>
+        {
+            while (!await stuck.IsClosedByServerAsync())
+            {
+            }
+        }).WaitAsync(TimeSpan.FromMinutes(1));
+    }
 }
