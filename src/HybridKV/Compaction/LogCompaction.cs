@@ -236,10 +236,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         long live = LiveBytesNow();
-        // Fixed-size records: unknown live data means the index could not be counted yet (a resize or an index
-        // checkpoint held it), not a log worth compacting; a store of new keys was proposed for compaction that way.
-        // Variable-size records learn their live share from a first compaction.
-        if (live < 0 ? !Log.LogRecord<TKey, TValue>.IsVariable : size <= ratio * live)
+        if (live >= 0 && size <= ratio * live)
         {
             return null;
         }
