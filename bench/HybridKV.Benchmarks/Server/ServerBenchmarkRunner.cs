@@ -4,8 +4,8 @@ using System.Text;
 namespace HybridKV.Benchmarks.Server;
 
 /// <summary>
-/// <c>server</c>: starts each server in turn (HybridKV's, Garnet, redis-server) on a free loopback port and runs the
-/// same redis-benchmark commands against each: every test, pipeline depth and value size. Prints
+/// <c>server</c>: starts the servers (HybridKV's, Garnet, redis-server), each on a free loopback port, and runs the
+/// same redis-benchmark commands against each, one server after the other for each test, pipeline depth and value size. Prints
 /// <c>RESULT server=S test=T pipeline=P value_bytes=V ops_per_sec=X</c> lines, a table with HybridKV's ratio to each
 /// peer, and writes a CSV and a PNG chart. Client and server share the machine's cores, as in issue 23.
 /// </summary>
@@ -20,17 +20,25 @@ internal static class ServerBenchmarkRunner
                           $"{options.KeySpace} keys; " +
                           $"{Environment.ProcessorCount} cores; load {LoadAverage()}");
         var results = new List<ServerBenchmarkResult>();
-        foreach (string name in options.Servers)
+        foreach (int valueBytes in options.ValueBytes)
         {
-            foreach (int valueBytes in options.ValueBytes)
+            // Every server at once, fresh per value size (the keys of one size do not carry over into the next), and
+            // each line run against them one after the other: on a machine whose speed drifts over minutes, running
+            // one server's lines together put the drift on that server (bench/README.md). An idle server waits in
+            // epoll and costs the others nothing measurable.
+            var servers = new List<ServerUnderTest>();
+            try
             {
-                // A fresh server per value size: the keys of one size do not carry over into the next.
-                using ServerUnderTest server = ServerUnderTest.Start(name, options);
-                if (options.WarmupRequests > 0)
+                foreach (string name in options.Servers)
+                {
+                    servers.Add(ServerUnderTest.Start(name, options));
+                }
+
+                for (int i = 0; i < servers.Count && options.WarmupRequests > 0; i++)
                 {
                     foreach (string test in options.Tests)
                     {
-                        RedisBenchmarkRun.Run(server, options with { Requests = options.WarmupRequests }, test,
+                        RedisBenchmarkRun.Run(servers[i], options with { Requests = options.WarmupRequests }, test,
                             options.Pipelines.Max(), valueBytes);
                     }
                 }
@@ -39,13 +47,23 @@ internal static class ServerBenchmarkRunner
                 {
                     foreach (string test in options.Tests)
                     {
-                        ServerBenchmarkResult result = RedisBenchmarkRun.Run(server, options, test, pipeline, valueBytes);
-                        results.Add(result);
-                        Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                            $"RESULT server={result.Server} test={result.Test} pipeline={pipeline} value_bytes={valueBytes} " +
-                            $"ops_per_sec={result.OpsPerSecond:F0} p50_ms={result.P50Milliseconds:F3} " +
-                            $"server_cores={result.ServerCores:F2} client_cores={result.ClientCores:F2}"));
+                        foreach (ServerUnderTest server in servers)
+                        {
+                            ServerBenchmarkResult result = RedisBenchmarkRun.Run(server, options, test, pipeline, valueBytes);
+                            results.Add(result);
+                            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                                $"RESULT server={result.Server} test={result.Test} pipeline={pipeline} value_bytes={valueBytes} " +
+                                $"ops_per_sec={result.OpsPerSecond:F0} p50_ms={result.P50Milliseconds:F3} " +
+                                $"server_cores={result.ServerCores:F2} client_cores={result.ClientCores:F2}"));
+                        }
                     }
+                }
+            }
+            finally
+            {
+                foreach (ServerUnderTest server in servers)
+                {
+                    server.Dispose();
                 }
             }
         }
