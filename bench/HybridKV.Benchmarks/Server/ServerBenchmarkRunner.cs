@@ -34,12 +34,15 @@ internal static class ServerBenchmarkRunner
                     servers.Add(ServerUnderTest.Start(name, options));
                 }
 
-                for (int i = 0; i < servers.Count && options.WarmupRequests > 0; i++)
+                if (options.WarmupRequests > 0)
                 {
-                    foreach (string test in options.Tests)
+                    foreach (ServerUnderTest server in servers)
                     {
-                        RedisBenchmarkRun.Run(servers[i], options with { Requests = options.WarmupRequests }, test,
-                            options.Pipelines.Max(), valueBytes);
+                        foreach (string test in options.Tests)
+                        {
+                            RedisBenchmarkRun.Run(server, options with { Requests = options.WarmupRequests }, test,
+                                options.Pipelines.Max(), valueBytes);
+                        }
                     }
                 }
 

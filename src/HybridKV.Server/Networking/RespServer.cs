@@ -179,9 +179,7 @@ internal sealed class RespServer : IHostedService, IDisposable
         {
             // The client left before it was served.
             socket.Dispose();
-            _statistics.Closed();
-            _sockets.TryRemove(id, out _);
-            _connections.TryRemove(id, out _);
+            Forget(id);
             return;
         }
 
@@ -244,10 +242,16 @@ internal sealed class RespServer : IHostedService, IDisposable
         finally
         {
             await stream.DisposeAsync().ConfigureAwait(false);
-            _statistics.Closed();
-            _sockets.TryRemove(id, out _);
-            _connections.TryRemove(id, out _);
+            Forget(id);
         }
+    }
+
+    /// <summary>A connection's end, counted, and its socket and task no longer tracked.</summary>
+    private void Forget(long id)
+    {
+        _statistics.Closed();
+        _sockets.TryRemove(id, out _);
+        _connections.TryRemove(id, out _);
     }
 
     private static bool IsDisconnect(Exception error, CancellationToken stopping) =>
