@@ -275,7 +275,8 @@ public static class HybridKvYcsbStore
                     {
                         // The next group's keys, whatever their operations: its misses overlap.
                         groupEnd = prefetch > 1 ? Math.Min(end, i + prefetch) : end;
-                        if (prefetch > 1)
+                        // A group of reads only goes to the batched read, which prefetches its keys itself.
+                        if (prefetch > 1 && !(readBatch > 1 && operations.AsSpan(i, groupEnd - i).IndexOfAnyExcept(YcsbOperation.Read) < 0))
                         {
                             session.Prefetch(keys.AsSpan(i, groupEnd - i));
                         }

@@ -98,10 +98,7 @@ public static class YcsbRunner
                             continue;
                         }
 
-                        foreach (string store in options.Stores)
-                        {
-                            results.Add(RunStore(options, store, mix, distribution, valueBytes, threads, streams));
-                        }
+                        results.AddRange(RunStoresSideBySide(options, mix, distribution, valueBytes, threads, streams));
                     }
                 }
             }
@@ -133,6 +130,46 @@ public static class YcsbRunner
         }
 
         return run.Finish();
+    }
+
+    /// <summary>
+    /// Every store of the run open at once, their iterations alternated store by store, so that a machine whose speed
+    /// drifts within minutes (this one's: 2x between runs a few seconds apart) slows every store alike, and the ratios
+    /// between them compare iterations measured side by side rather than one store's minute with another's.
+    /// </summary>
+    private static List<YcsbResult> RunStoresSideBySide(YcsbOptions options, YcsbMix mix, string distribution,
+        int valueBytes, int threads, YcsbStreams[] streams)
+    {
+        var runs = new List<YcsbStoreRun>();
+        try
+        {
+            foreach (string store in options.Stores)
+            {
+                runs.Add(new YcsbStoreRun(options, store, mix, distribution, valueBytes, threads, streams, compaction: null));
+            }
+
+            foreach (YcsbStoreRun run in runs)
+            {
+                run.WarmUp();
+            }
+
+            for (int iteration = 1; iteration <= options.Iterations; iteration++)
+            {
+                foreach (YcsbStoreRun run in runs)
+                {
+                    run.Iterate(iteration);
+                }
+            }
+
+            return [.. runs.Select(run => run.Finish())];
+        }
+        finally
+        {
+            foreach (YcsbStoreRun run in runs)
+            {
+                run.Dispose();
+            }
+        }
     }
 
     /// <summary>

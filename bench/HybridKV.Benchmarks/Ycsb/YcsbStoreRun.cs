@@ -4,7 +4,7 @@ namespace HybridKV.Benchmarks.Ycsb;
 
 /// <summary>
 /// One store under one workload: created and loaded, warmed up, measured an iteration at a time, then verified.
-/// Runs one after another, or two side by side with their iterations alternated (the soak).
+/// Runs side by side with the other stores of the run, their iterations alternated.
 /// </summary>
 internal sealed class YcsbStoreRun : IDisposable
 {

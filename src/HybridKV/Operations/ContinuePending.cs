@@ -243,7 +243,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 PendingKind.Delete => Blind(InternalDelete(in operation.Key, in session), out storageRead),
                 PendingKind.Upsert => Blind(InternalUpsert(in operation.Key, in operation.Value, operation.Expiry,
                     in session), out storageRead),
-                _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, out storageRead),
+                _ => InternalRead(in operation.Key, in operation.Input, ref operation.Output, ChainUnknown, out storageRead),
             };
         }
         while (status == OperationStatus.RetryNow);

@@ -7,23 +7,49 @@ namespace HybridKV.Operations;
 /// <summary>Read (FASTER Alg. 2).</summary>
 internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>
 {
+    /// <summary>A read whose caller has not looked its key up in the index (<see cref="InternalRead"/>).</summary>
+    public const long ChainUnknown = -1;
+
     /// <summary>
     /// The first step of a prefetch (<see cref="Sessions.Session{TKey, TValue, TInput, TOutput, TContext, TFunctions}.Prefetch"/>):
     /// start loading the key's bucket, so that the cache misses of many keys overlap instead of following one another
-    /// (an operation in memory is two dependent misses: bucket, then record).
+    /// (an operation in memory is two dependent misses: bucket, then record). Returns the key's hash for the second.
     /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void PrefetchBucket(in TKey key) => Index.Prefetch(HashOf(in key));
+    public KeyHash PrefetchBucket(in TKey key)
+    {
+        KeyHash hash = HashOf(in key);
+        Index.Prefetch(hash);
+        return hash;
+    }
 
-    /// <summary>The second step, under protection: start loading the record the key's entry leads to.</summary>
+    /// <summary>
+    /// The second step, under protection: start loading the record the key's entry leads to. Returns that address,
+    /// <see cref="LogAddress.Invalid"/> if the key has no entry: a read under the same protection may start from it.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public void PrefetchRecord(in TKey key) => FindChainHead(HashOf(in key));
+    public long PrefetchRecord(KeyHash hash) => FindChainHead(hash);
 
+    /// <summary>
+    /// Reads <paramref name="key"/> from the chain its index entry led to: <paramref name="chainHead"/>, found by
+    /// <see cref="PrefetchRecord"/> under the caller's current protection, or <see cref="ChainUnknown"/> to look it
+    /// up here.
+    /// </summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public OperationStatus InternalRead(in TKey key, in TInput input, ref TOutput output, out StorageRead storageRead)
+    public OperationStatus InternalRead(
+        in TKey key, in TInput input, ref TOutput output, long chainHead, out StorageRead storageRead)
     {
         storageRead = default;
-        if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
+        if (chainHead == ChainUnknown)
+        {
+            if (!Index.TryFindEntry(HashOf(in key), out IndexSlot slot))
+            {
+                return OperationStatus.NotFound;
+            }
+
+            chainHead = slot.Address;
+        }
+        else if (chainHead == LogAddress.Invalid)
         {
             return OperationStatus.NotFound;
         }
@@ -31,12 +57,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         // A read needs only two of the offsets: the head (in memory or not) and the safe read-only offset (whether
         // another thread may still change the value in place). Both only grow, so reading the second later is safe.
         long head = Log.HeadAddress;
-        long address = TraceBackForKey(in key, slot.Address, head);
+        long address = TraceBackForKey(in key, chainHead, head);
         if (address < head)
         {
             if (address < Log.BeginAddress)
             {
-                return OperationStatus.NotFound;
+                return EntryMovedSince(in key, chainHead) ? OperationStatus.RetryNow : OperationStatus.NotFound;
             }
 
             if (ReadCache is not null)
@@ -48,7 +74,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 }
             }
 
-            storageRead = new StorageRead(address, slot.Address);
+            storageRead = new StorageRead(address, chainHead);
             return OperationStatus.RecordOnStorage;
         }
 
@@ -71,6 +97,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
         return OperationStatus.Success;
     }
+
+    /// <summary>
+    /// Whether the key's entry leads elsewhere than <paramref name="chainHead"/> now. A chain that ends below the begin
+    /// address means the key is gone only if the entry still leads to it: compaction copies a live record forward
+    /// and swings the entry before it moves the begin address, and it does not wait for readers that found the entry
+    /// before the swing, so such a reader starts over.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.NoInlining)]
+    private bool EntryMovedSince(in TKey key, long chainHead) =>
+        Index.TryFindEntry(HashOf(in key), out IndexSlot slot) && slot.Address != chainHead;
 
     /// <summary>
     /// Follows the chain below the head through the read cache: the key's record found there is read as a read-only

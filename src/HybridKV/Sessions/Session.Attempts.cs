@@ -87,45 +87,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         long expiry, Waiter waiter, long serialNo, out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending)
         where TKind : struct, IOperationKind
     {
-        PendingKind kind = TKind.Kind;
-        pending = null;
         EnterOrEndOperation();
         try
         {
-            // A field of this object: the only cost of the key order while nothing is pending.
-            if (_pendingCount != 0 && MustWaitBehindPending(in key))
-            {
-                pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
-                    OperationStatus.Pending, default);
-                return OperationStatus.Pending;
-            }
-
-            OperationStatus status;
-            StorageRead storageRead;
-            do
-            {
-                status = kind switch
-                {
-                    PendingKind.Read => _engine.InternalRead(in key, in input, ref output, out storageRead),
-                    PendingKind.RMW => _engine.InternalRMW(in key, in input, expiry, in _view, out storageRead),
-                    PendingKind.Delete => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
-                        _engine.InternalDelete(in key, in _view), out storageRead),
-                    _ => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
-                        _engine.InternalUpsert(in key, in value, expiry, in _view), out storageRead),
-                };
-            }
-            while (ShouldRetryNow(status));
-
-            if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage
-                || (status == OperationStatus.RetryLater && waiter == Waiter.Background))
-            {
-                pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
-                    status, storageRead);
-                return OperationStatus.Pending;
-            }
-
-            EndOperationIfDone(status);
-            return status;
+            return AttemptProtected<TKind>(in key, in value, in input, ref output, context, expiry, waiter, serialNo,
+                StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.ChainUnknown, out pending);
         }
         catch
         {
@@ -139,6 +105,60 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             Exit();
         }
+    }
+
+    /// <summary>
+    /// The attempt itself, under the caller's protection; a caller that catches an exception from it ends the
+    /// operation (<see cref="Attempt"/>). A read may start from <paramref name="chainHead"/>, the address its key's
+    /// entry led to under the same protection (<see cref="Prefetch"/>), or
+    /// <see cref="StoreEngine{TKey, TValue, TInput, TOutput, TContext, TFunctions}.ChainUnknown"/>.
+    /// </summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private OperationStatus AttemptProtected<TKind>(
+        in TKey key, in TValue value, in TInput input, ref TOutput output, TContext context,
+        long expiry, Waiter waiter, long serialNo, long chainHead,
+        out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? pending)
+        where TKind : struct, IOperationKind
+    {
+        PendingKind kind = TKind.Kind;
+        pending = null;
+        // A field of this object: the only cost of the key order while nothing is pending.
+        if (_pendingCount != 0 && MustWaitBehindPending(in key))
+        {
+            pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
+                OperationStatus.Pending, default);
+            return OperationStatus.Pending;
+        }
+
+        OperationStatus status;
+        StorageRead storageRead;
+        do
+        {
+            status = kind switch
+            {
+                PendingKind.Read => _engine.InternalRead(in key, in input, ref output, chainHead, out storageRead),
+                PendingKind.RMW => _engine.InternalRMW(in key, in input, expiry, in _view, out storageRead),
+                PendingKind.Delete => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
+                    _engine.InternalDelete(in key, in _view), out storageRead),
+                _ => StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.Blind(
+                    _engine.InternalUpsert(in key, in value, expiry, in _view), out storageRead),
+            };
+
+            // A retry looks the key up again: the entry moved since the chain head was found.
+            chainHead = StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions>.ChainUnknown;
+        }
+        while (ShouldRetryNow(status));
+
+        if (status is OperationStatus.Pending or OperationStatus.RecordOnStorage
+            || (status == OperationStatus.RetryLater && waiter == Waiter.Background))
+        {
+            pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
+                status, storageRead);
+            return OperationStatus.Pending;
+        }
+
+        EndOperationIfDone(status);
+        return status;
     }
 
     /// <summary>Enters the attempt's stretch; an operation that cannot enter (the store or session is disposed) is

@@ -1,5 +1,9 @@
 using FsCheck;
 using FsCheck.Fluent;
+using HybridKV.Checkpoints;
+using HybridKV.Devices;
+using HybridKV.Index;
+using HybridKV.Operations;
 using HybridKV.Tests.LargerThanMemory;
 using HybridKV.Tests.Support;
 
@@ -8,7 +12,8 @@ namespace HybridKV.Tests.Operations;
 /// <summary>
 /// Batched reads (issue 19) return exactly what one read at a time returns: values from the mutable and read-only
 /// regions, keys never written or deleted, and records on the device (pending, finished by CompletePending), for any
-/// batch length across the prefetch groups.
+/// batch length across the prefetch groups, inside a protected scope, while the index doubles, and under strict CPR.
+/// Each key is read from the chain its prefetch found, so a chain that compaction moved meanwhile is looked up again.
 /// </summary>
 [Trait("Category", "Operations")]
 public sealed class ReadBatchTests : IDisposable
@@ -70,6 +75,125 @@ public sealed class ReadBatchTests : IDisposable
         Assert.Equal([Status.Pending, Status.Pending, Status.Pending, Status.Ok, Status.Ok, Status.NotFound], statuses);
         Assert.Equal([5_999 * 3L, 5_998 * 3L], outputs[3..5]);
         Assert.True(session.CompletePending(wait: true));
+    }
+
+    [Fact]
+    public async Task A_batch_inside_a_protected_scope_and_while_the_index_doubles_reads_every_key()
+    {
+        const long Keys = 2_048;
+        StoreSettings settings = StoreOnDevice.Settings(_directory.NewSubdirectory()) with
+        {
+            IndexBuckets = 16,
+            IndexGrowthOverflowPercent = 0,
+            MemorySizeBytes = 1L << 20,
+        };
+        using var store = TestStores.Create(settings);
+        using var session = store.NewSession();
+        session.Preload(Keys, factor: 3);
+        long[] keys = [.. Enumerable.Range(0, (int)Keys + 100).Select(k => (long)k)];
+        var outputs = new long[keys.Length];
+        var statuses = new Status[keys.Length];
+
+        // Held in its resizing phase: buckets are found through both the old and the new index.
+        var hold = new ResizeHold(store.Engine.Growth, ResizePhase.Resizing);
+        Task<bool> growing = store.GrowIndexAsync();
+        await hold.Reached;
+        session.Read(keys, outputs, statuses);
+        AssertReadAll(keys, outputs, statuses, factor: 3, present: Keys);
+
+        hold.Release();
+        Assert.True(await growing);
+        Array.Clear(outputs);
+        using (session.BeginProtectedScope())
+        {
+            session.Read(keys, outputs, statuses);
+        }
+
+        AssertReadAll(keys, outputs, statuses, factor: 3, present: Keys);
+    }
+
+    [Fact]
+    public async Task Under_strict_CPR_a_batch_during_a_checkpoint_first_finishes_the_operations_pending_before_it()
+    {
+        string directory = _directory.NewSubdirectory();
+        using var device = new FaultInjectingDevice(new LocalFileDevice(new LocalFileDeviceOptions
+        {
+            Directory = Path.Combine(directory, "log"),
+            SegmentSize = 1L << 16,
+            SectorSize = 4096,
+        }));
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(device: device) with
+        {
+            CheckpointDirectory = Path.Combine(directory, "checkpoints"),
+            StrictCpr = true,
+        });
+        using var session = store.NewSession();
+        session.Preload(20_000);
+        var release = new TaskCompletionSource();
+        device.HoldReads = release.Task;
+        var rmw = new CountContext();
+        Assert.Equal(Status.Pending, session.RMW(5, 100, rmw));
+        Task<Guid> checkpoint = store.TakeCheckpointAsync();
+        using (var deadline = new CancellationTokenSource(TimeSpan.FromSeconds(30)))
+        {
+            while (store.Engine.State.Phase != CprPhase.WaitPending)
+            {
+                await Task.Yield();
+                deadline.Token.ThrowIfCancellationRequested();
+            }
+        }
+
+        // The RMW's read may land now, but only CompletePending finishes it: the batch must call it before reading on.
+        device.HoldReads = null;
+        release.SetResult();
+        long[] keys = [19_999, 19_998, 5];
+        var outputs = new long[keys.Length];
+        var statuses = new Status[keys.Length];
+        session.Read(keys, outputs, statuses);
+
+        Assert.Equal([Status.Ok, Status.Ok, Status.Ok], statuses);
+        Assert.Equal([19_999L, 19_998L, 105L], outputs);
+        Assert.Equal(0, session.PendingCount);
+        await checkpoint;
+        Assert.Empty(session.DurableCommitPoint.ExcludedSerialNos);
+    }
+
+    [Fact]
+    public async Task A_read_from_a_chain_found_before_compaction_moved_its_key_forward_looks_the_key_up_again()
+    {
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        using var session = store.NewSession();
+        session.Preload(6_000, factor: 3);
+        const long Key = 7;
+        StoreEngine<long, long, long, long, CountContext?, CountFunctions> engine = store.Engine;
+        long chain = engine.PrefetchRecord(engine.PrefetchBucket(Key));
+        Assert.True(chain < store.HeadAddress);
+
+        // Key 7 is live: compaction copies it forward, swings its entry, and moves the begin address past the chain.
+        await store.CompactAsync(store.HeadAddress);
+        Assert.True(chain < store.BeginAddress);
+
+        long output = 0;
+        Assert.Equal(OperationStatus.RetryNow, engine.InternalRead(Key, 0, ref output, chain, out _));
+        Assert.Equal((Status.Ok, Key * 3), session.ReadNow(Key));
+
+        // A key whose entry still leads below the begin address is gone: here the log was cut without compaction.
+        const long Other = 9;
+        long copied = engine.PrefetchRecord(engine.PrefetchBucket(Other));
+        Assert.True(copied < store.HeadAddress);
+        await store.ShiftBeginAddressAsync(store.HeadAddress);
+        Assert.True(copied < store.BeginAddress);
+        Assert.Equal(OperationStatus.NotFound, engine.InternalRead(Other, 0, ref output, copied, out _));
+        Assert.Equal(Status.NotFound, session.ReadNow(Other).Status);
+    }
+
+    private static void AssertReadAll(long[] keys, long[] outputs, Status[] statuses, long factor, long present)
+    {
+        for (int i = 0; i < keys.Length; i++)
+        {
+            Assert.Equal(keys[i] < present ? (Status.Ok, keys[i] * factor) : (Status.NotFound, 0L),
+                (statuses[i], statuses[i] == Status.Ok ? outputs[i] : 0L));
+        }
     }
 
     [Fact]
