@@ -24,7 +24,7 @@ public static class YcsbReport
                 p.ValueBytes == result.ValueBytes && p.Threads == result.Threads);
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"| {result.Store} | {result.Workload} | {result.Threads} | {result.Median / 1e6:F2} | " +
-                $"{result.Min / 1e6:F2}–{result.Max / 1e6:F2} | {Ratio(result.Median, peer?.Median)} | " +
+                $"{result.Min / 1e6:F2}–{result.Max / 1e6:F2} | {PairedRatio(result, peer)} | " +
                 $"{Ratio(result.Median, probe?.IndependentLoadsPerSecond)} | {Ratio(result.Median, probe?.DependentLoadsPerSecond)} | " +
                 $"{result.AllocatedBytesPerOperation:F2} |"));
         }
@@ -108,7 +108,7 @@ public static class YcsbReport
 
     /// <summary>
     /// When HybridKV ran beside a peer: one row per workload and thread count with every store's median M ops/s and
-    /// HybridKV's ratio to each peer (above 1: HybridKV is faster).
+    /// HybridKV's ratio to each peer (above 1: HybridKV is faster), paired by iteration (<see cref="PairedRatio"/>).
     /// </summary>
     private static void WritePeerTable(IReadOnlyList<YcsbResult> results)
     {
@@ -127,12 +127,30 @@ public static class YcsbReport
             Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
                 $"| {hybrid.Workload} | {hybrid.Threads} | {hybrid.Median / 1e6:F3} | " +
                 $"{string.Join(" | ", peerResults.Select(p => p is null ? "–" : (p.Median / 1e6).ToString("F3", CultureInfo.InvariantCulture)))} | " +
-                $"{string.Join(" | ", peerResults.Select(p => Ratio(hybrid.Median, p?.Median)))} |"));
+                $"{string.Join(" | ", peerResults.Select(p => PairedRatio(hybrid, p)))} |"));
         }
     }
 
     private static bool Same(YcsbResult first, YcsbResult second) =>
         first.Workload == second.Workload && first.Threads == second.Threads;
+
+    /// <summary>
+    /// The median of the ratios of iterations run one right after the other (the stores' iterations alternate), which
+    /// a machine whose speed drifts between iterations moves far less than the ratio of the two medians.
+    /// </summary>
+    private static string PairedRatio(YcsbResult result, YcsbResult? peer)
+    {
+        if (peer is null || peer.OpsPerSecond.Count != result.OpsPerSecond.Count || peer.OpsPerSecond.Any(o => o <= 0))
+        {
+            return Ratio(result.Median, peer?.Median);
+        }
+
+        double[] ratios = [.. result.OpsPerSecond.Select((ops, i) => ops / peer.OpsPerSecond[i]).Order()];
+        double median = ratios.Length % 2 == 1
+            ? ratios[ratios.Length / 2]
+            : (ratios[(ratios.Length / 2) - 1] + ratios[ratios.Length / 2]) / 2;
+        return median.ToString("F2", CultureInfo.InvariantCulture);
+    }
 
     private static string Ratio(double value, double? peer) =>
         peer is > 0 ? (value / peer.Value).ToString("F2", CultureInfo.InvariantCulture) : "–";

@@ -62,6 +62,39 @@ public sealed class HashIndexTests
     }
 
     [Fact]
+    public void Tag_zero_matches_neither_an_empty_word_nor_the_overflow_word_and_each_tag_finds_its_own_entry()
+    {
+        using var index = new HashIndex(2);
+        // Tags 1 to 9 in one bucket: its seven entries full, an overflow bucket linked from its eighth word.
+        for (ushort tag = 1; tag <= 9; tag++)
+        {
+            IndexSlot slot = index.FindOrCreateEntry(HashFor(tag, 1));
+            Assert.True(index.TryUpdateEntry(ref slot, 100 + tag));
+        }
+
+        Assert.False(index.TryFindEntry(HashFor(0, 1), out _));
+        Assert.False(index.TryFindEntry(HashFor(0, 0), out _));
+        for (ushort tag = 1; tag <= 9; tag++)
+        {
+            Assert.True(index.TryFindEntry(HashFor(tag, 1), out IndexSlot found));
+            Assert.Equal(100 + tag, found.Address);
+        }
+
+        // A deleted entry leaves an empty word before the others: the look-up goes past it.
+        Assert.True(index.TryFindEntry(HashFor(2, 1), out IndexSlot second));
+        Assert.True(index.TryDeleteEntry(ref second));
+        Assert.False(index.TryFindEntry(HashFor(2, 1), out _));
+        Assert.False(index.TryFindEntry(HashFor(0, 1), out _));
+        Assert.True(index.TryFindEntry(HashFor(7, 1), out IndexSlot seventh));
+        Assert.Equal(107, seventh.Address);
+
+        IndexSlot zero = index.FindOrCreateEntry(HashFor(0, 1));
+        Assert.True(index.TryUpdateEntry(ref zero, 100));
+        Assert.True(index.TryFindEntry(HashFor(0, 1), out IndexSlot foundZero));
+        Assert.Equal(100, foundZero.Address);
+    }
+
+    [Fact]
     public void A_stale_slot_cannot_update_or_delete_an_entry_that_changed()
     {
         using var index = new HashIndex(4);
