@@ -52,7 +52,8 @@ public sealed record YcsbOptions(
     public static readonly string[] KnownStores = ["hybridkv", "hybridkv-varlen", "concurrentdictionary", "faster", "rocksdb"];
 
     public const string Usage = """
-        ycsb [options]      YCSB workloads on HybridKV and its baselines, one store after another in this process
+        ycsb [options]      YCSB workloads on HybridKV and its baselines in this process, the stores of a workload open
+                            side by side and their measured iterations alternated
           --store LIST            hybridkv,hybridkv-varlen,concurrentdictionary,faster,rocksdb
                                   (default hybridkv,concurrentdictionary; hybridkv-varlen keeps values as byte sequences;
                                   faster is Microsoft.FASTER.Core 2.6.5, rocksdb the RocksDB binding, bench/README.md)
@@ -92,7 +93,8 @@ public sealed record YcsbOptions(
           --prefetch N            HybridKV runs each group of N operations (any mix) after Session.Prefetch of their
                                   keys, overlapping their cache misses (default 1: no prefetch; 32 covers memory latency)
           --read-batch N          HybridKV reads up to N consecutive reads as one batch, overlapping their cache
-                                  misses (Session.Read of a span of keys; default 1: one read at a time)
+                                  misses (Session.Read of a span of keys; default 1: one read at a time); with
+                                  --prefetch, a group of reads only is read as a batch, without Session.Prefetch
           --device file|azure     HybridKV's log device: file (default), or azure: page blobs in a new container, through
                                   the connection string in HYBRIDKV_AZURE_CONNECTION (Azurite's, for a local measure)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)

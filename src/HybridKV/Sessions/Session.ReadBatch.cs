@@ -1,4 +1,3 @@
-using HybridKV.Checkpoints;
 using HybridKV.Operations;
 
 namespace HybridKV.Sessions;
