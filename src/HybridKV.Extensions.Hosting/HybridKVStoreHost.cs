@@ -35,6 +35,10 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     private HybridKVStorage? _storage;
     private int _stopped;
 
+    // Completes once the first stop or disposal closed the store: a later one (ASP.NET's minimal hosting stops the host
+    // twice at once under WebApplicationFactory) returns no sooner, so that the store's files are free when it does.
+    private readonly TaskCompletionSource _closed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
     public HybridKVStoreHost(
         IOptionsMonitor<HybridKVOptions> options,
         HybridKVSessionPool<TStore, TSession> pool,
@@ -189,9 +193,22 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     {
         if (Interlocked.Exchange(ref _stopped, 1) != 0)
         {
+            await WaitClosedAsync(cancellationToken).ConfigureAwait(false);
             return;
         }
 
+        try
+        {
+            await StopStoreAsync(cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            _closed.TrySetResult();
+        }
+    }
+
+    private async Task StopStoreAsync(CancellationToken cancellationToken)
+    {
         TStore? store = Volatile.Read(ref _store);
         if (store is null)
         {
@@ -239,27 +256,61 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
     public Task StoppedAsync(CancellationToken cancellationToken) => Task.CompletedTask;
 
     /// <summary>A host disposed without being stopped (say, it failed to start) still releases the store's files, and
-    /// the storage provider's device and checkpoint store (their leases).</summary>
+    /// the storage provider's device and checkpoint store (their leases); a stop under way is waited for, so the files
+    /// are free when this returns.</summary>
     public async ValueTask DisposeAsync()
     {
-        DisposeStore();
+        if (!DisposeStore())
+        {
+            await WaitClosedAsync(CancellationToken.None).ConfigureAwait(false);
+        }
+
         await DisposeStorageAsync().ConfigureAwait(false);
     }
 
     /// <inheritdoc cref="DisposeAsync"/>
     public void Dispose()
     {
-        DisposeStore();
+        if (!DisposeStore())
+        {
+            WaitClosedAsync(CancellationToken.None).GetAwaiter().GetResult();
+        }
+
         DisposeStorageAsync().AsTask().GetAwaiter().GetResult();
     }
 
-    private void DisposeStore()
+    /// <summary>Closes the store unless a stop or disposal came first; returns whether this call closed it.</summary>
+    private bool DisposeStore()
     {
-        if (Interlocked.Exchange(ref _stopped, 1) == 0)
+        if (Interlocked.Exchange(ref _stopped, 1) != 0)
+        {
+            return false;
+        }
+
+        try
         {
             _pool.Close();
             _commits?.Abandon();
             Volatile.Read(ref _store)?.Dispose();
+        }
+        finally
+        {
+            _closed.TrySetResult();
+        }
+
+        return true;
+    }
+
+    /// <summary>Waits for the stop or disposal that came first to close the store, or for the caller to give up.</summary>
+    private async Task WaitClosedAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            await _closed.Task.WaitAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // The host's shutdown timeout ran out: it goes on, as it does when the first stop runs out of time.
         }
     }
 

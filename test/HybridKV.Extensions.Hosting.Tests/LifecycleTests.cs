@@ -150,6 +150,31 @@ public sealed class LifecycleTests : IDisposable
         Assert.Equal(survived ? 51 : 50, await restarted.ReadAsync(5));
     }
 
+    [Fact]
+    public async Task Two_stops_at_once_and_a_disposal_each_return_only_once_the_store_is_closed()
+    {
+        // ASP.NET's minimal hosting under WebApplicationFactory stops the host twice at once: the test host's stop and
+        // the application's own, woken by it. Whichever comes second used to return at once, while the first still
+        // drained, and a host started right after on the same directory found its lock held.
+        string directory = _directory.NewSubdirectory();
+        HostedCounters hosted = await HostedCounters.StartAsync(directory);
+        await hosted.Pool.RunAsync(session => session.RMW(1, 7));
+        SessionLease<Counters.Session> lease = await hosted.Pool.RentAsync();
+        Task first = hosted.StoreHost.StopAsync(CancellationToken.None);
+        Task second = hosted.StoreHost.StopAsync(CancellationToken.None);
+        Task disposal = hosted.StoreHost.DisposeAsync().AsTask();
+        Assert.False(first.IsCompleted, "the first stop waits for the rented session");
+        Assert.False(second.IsCompleted, "the second stop returned while the first was still draining");
+        Assert.False(disposal.IsCompleted, "the disposal returned while the stop was still draining");
+
+        await lease.DisposeAsync();
+        await Task.WhenAll(first, second, disposal);
+        hosted.Host.Dispose();
+        // The directory's lock is free, and the first stop's final checkpoint holds the write.
+        await using HostedCounters restarted = await HostedCounters.StartAsync(directory);
+        Assert.Equal(7, await restarted.ReadAsync(1));
+    }
+
     /// <summary>A hosted service registered after the store: it reads the store as it starts.</summary>
     private sealed class ProbeService(HybridKVSessionPool<Counters.Store, Counters.Session> pool) : IHostedService
     {
