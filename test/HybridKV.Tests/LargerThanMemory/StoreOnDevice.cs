@@ -25,6 +25,14 @@ internal static class StoreOnDevice
         LogCompactionRatio = 0,
     };
 
+    /// <summary>Settings whose 16-bucket index doubles when asked (<c>GrowIndexAsync</c>), with a MiB of memory.</summary>
+    public static StoreSettings GrowableIndexSettings(string directory) => Settings(directory) with
+    {
+        IndexBuckets = 16,
+        IndexGrowthOverflowPercent = 0,
+        MemorySizeBytes = 1L << 20,
+    };
+
     public static HybridKVStore<long, long, long, long, CountContext?, CountFunctions> Create(
         StoreSettings settings, HashMode mode = HashMode.Mixed) => TestStores.Create(settings, mode);
 

@@ -92,13 +92,7 @@ public sealed class PrefetchTests : IDisposable
     public async Task A_prefetch_inside_a_protected_scope_and_while_the_index_doubles_changes_nothing()
     {
         const long Keys = 2_048; // whole groups of 32
-        StoreSettings settings = StoreOnDevice.Settings(_directory.NewSubdirectory()) with
-        {
-            IndexBuckets = 16,
-            IndexGrowthOverflowPercent = 0,
-            MemorySizeBytes = 1L << 20,
-        };
-        using CountStore store = TestStores.Create(settings);
+        using CountStore store = TestStores.Create(StoreOnDevice.GrowableIndexSettings(_directory.NewSubdirectory()));
         using CountSession session = store.NewSession();
         session.Preload(Keys, factor: 1);
         long[] all = [.. Enumerable.Range(0, (int)Keys).Select(k => (long)k)];

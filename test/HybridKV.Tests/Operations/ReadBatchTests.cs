@@ -81,13 +81,7 @@ public sealed class ReadBatchTests : IDisposable
     public async Task A_batch_inside_a_protected_scope_and_while_the_index_doubles_reads_every_key()
     {
         const long Keys = 2_048;
-        StoreSettings settings = StoreOnDevice.Settings(_directory.NewSubdirectory()) with
-        {
-            IndexBuckets = 16,
-            IndexGrowthOverflowPercent = 0,
-            MemorySizeBytes = 1L << 20,
-        };
-        using var store = TestStores.Create(settings);
+        using var store = TestStores.Create(StoreOnDevice.GrowableIndexSettings(_directory.NewSubdirectory()));
         using var session = store.NewSession();
         session.Preload(Keys, factor: 3);
         long[] keys = [.. Enumerable.Range(0, (int)Keys + 100).Select(k => (long)k)];
