@@ -4,7 +4,8 @@ namespace HybridKV.Benchmarks.Ycsb;
 
 /// <summary>
 /// One store under one workload: created and loaded, warmed up, measured an iteration at a time, then verified.
-/// Runs side by side with the other stores of the run, their iterations alternated.
+/// Runs side by side with the other stores of its workload, their iterations alternated (the checkpoint-soak scenario
+/// still runs its stores one after another).
 /// </summary>
 internal sealed class YcsbStoreRun : IDisposable
 {
