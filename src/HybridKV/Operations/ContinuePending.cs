@@ -177,7 +177,14 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         bool live = found && !HoldsNoValue(record);
         if (operation.Kind == PendingKind.Read)
         {
-            return live ? ReadFrom(operation, record) : OperationStatus.NotFound;
+            if (live)
+            {
+                return ReadFrom(operation, record);
+            }
+
+            // A chain that ran out below the begin address: compaction may have copied the key's record forward and
+            // swung its entry since the read was decided (InternalRead's EntryMovedSince; a device read is a long window).
+            return !found && !IsEntryUnchanged(operation, out _) ? Restart(operation, in session) : OperationStatus.NotFound;
         }
 
         if (!IsEntryUnchanged(operation, out IndexSlot slot))

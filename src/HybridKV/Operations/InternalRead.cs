@@ -70,7 +70,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 OperationStatus cached = ReadThroughCache(in key, in input, ref output, ref address);
                 if (cached != OperationStatus.RecordOnStorage)
                 {
-                    return cached;
+                    return cached == OperationStatus.NotFound && address < Log.BeginAddress && EntryMovedSince(in key, chainHead)
+                        ? OperationStatus.RetryNow
+                        : cached;
                 }
             }
 

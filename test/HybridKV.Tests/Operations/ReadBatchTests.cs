@@ -181,6 +181,57 @@ public sealed class ReadBatchTests : IDisposable
         Assert.Equal(Status.NotFound, session.ReadNow(Other).Status);
     }
 
+    [Fact]
+    public async Task A_read_pending_on_the_device_while_compaction_copies_its_key_forward_finds_the_copy()
+    {
+        // Keys a million apart share a chain: key 1's newest record lies below key 1,000,001's.
+        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()), HashMode.TwinsAMillionApart);
+        using var session = store.NewSession();
+        session.Upsert(1, 11);
+        session.Preload(6_000, factor: 1, first: 2);
+        session.Upsert(1_000_001, 22);
+        long twin = store.TailAddress;
+        session.Preload(6_000, factor: 1, first: 6_002);
+        long until = twin & ~(StoreOnDevice.PageSize - 1);
+        Assert.True(until < store.HeadAddress);
+
+        // Decided on the twin's record (on the device, above the compaction's end); the chain then leads below it.
+        var context = new CountContext();
+        long output = 0;
+        Assert.Equal(Status.Pending, session.Read(1, 0, ref output, context));
+
+        // Key 1's record is copied forward, its entry swung, and the begin address moved past the record.
+        await store.CompactAsync(until);
+        Assert.True(store.BeginAddress >= until);
+
+        Assert.True(session.CompletePending(wait: true));
+        Assert.Equal((1, Status.Ok, 11L), (context.Completions, context.LastStatus, context.Output));
+    }
+
+    [Fact]
+    public async Task A_read_through_the_read_cache_to_a_chain_compaction_moved_looks_the_key_up_again()
+    {
+        using var store = StoreOnDevice.Create(
+            StoreOnDevice.Settings(_directory.NewSubdirectory()) with { ReadCacheBytes = 1L << 20 }, HashMode.TwinsAMillionApart);
+        using var session = store.NewSession();
+        session.Upsert(1, 11);
+        session.Preload(6_000, factor: 1, first: 2);
+        session.Upsert(1_000_001, 22);
+        long twin = store.TailAddress;
+        session.Preload(6_000, factor: 1, first: 6_002);
+        long until = twin & ~(StoreOnDevice.PageSize - 1);
+        // The twin's record comes into the read cache; key 1's chain leads through it.
+        Assert.Equal((Status.Ok, 22L), session.ReadNow(1_000_001));
+        StoreEngine<long, long, long, long, CountContext?, CountFunctions> engine = store.Engine;
+        long chain = engine.PrefetchRecord(engine.PrefetchBucket(1L));
+        Assert.True(chain >= until && chain < store.HeadAddress);
+
+        await store.CompactAsync(until);
+        long output = 0;
+        Assert.Equal(OperationStatus.RetryNow, engine.InternalRead(1, 0, ref output, chain, out _));
+        Assert.Equal((Status.Ok, 11L), session.ReadNow(1));
+    }
+
     private static void AssertReadAll(long[] keys, long[] outputs, Status[] statuses, long factor, long present)
     {
         for (int i = 0; i < keys.Length; i++)
