@@ -4,10 +4,14 @@ using HybridKV.Checkpoints;
 using HybridKV.Devices;
 using HybridKV.Index;
 using HybridKV.Operations;
+using HybridKV.Sessions;
 using HybridKV.Tests.LargerThanMemory;
 using HybridKV.Tests.Support;
 
 namespace HybridKV.Tests.Operations;
+
+using CountSession = Session<long, long, long, long, CountContext?, CountFunctions>;
+using CountStore = HybridKVStore<long, long, long, long, CountContext?, CountFunctions>;
 
 /// <summary>
 /// Batched reads (issue 19) return exactly what one read at a time returns: values from the mutable and read-only
@@ -187,12 +191,7 @@ public sealed class ReadBatchTests : IDisposable
         // Keys a million apart share a chain: key 1's newest record lies below key 1,000,001's.
         using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()), HashMode.TwinsAMillionApart);
         using var session = store.NewSession();
-        session.Upsert(1, 11);
-        session.Preload(6_000, factor: 1, first: 2);
-        session.Upsert(1_000_001, 22);
-        long twin = store.TailAddress;
-        session.Preload(6_000, factor: 1, first: 6_002);
-        long until = twin & ~(StoreOnDevice.PageSize - 1);
+        long until = WriteTwinChain(session, store);
         Assert.True(until < store.HeadAddress);
 
         // Decided on the twin's record (on the device, above the compaction's end); the chain then leads below it.
@@ -214,12 +213,7 @@ public sealed class ReadBatchTests : IDisposable
         using var store = StoreOnDevice.Create(
             StoreOnDevice.Settings(_directory.NewSubdirectory()) with { ReadCacheBytes = 1L << 20 }, HashMode.TwinsAMillionApart);
         using var session = store.NewSession();
-        session.Upsert(1, 11);
-        session.Preload(6_000, factor: 1, first: 2);
-        session.Upsert(1_000_001, 22);
-        long twin = store.TailAddress;
-        session.Preload(6_000, factor: 1, first: 6_002);
-        long until = twin & ~(StoreOnDevice.PageSize - 1);
+        long until = WriteTwinChain(session, store);
         // The twin's record comes into the read cache; key 1's chain leads through it.
         Assert.Equal((Status.Ok, 22L), session.ReadNow(1_000_001));
         StoreEngine<long, long, long, long, CountContext?, CountFunctions> engine = store.Engine;
@@ -230,6 +224,21 @@ public sealed class ReadBatchTests : IDisposable
         long output = 0;
         Assert.Equal(OperationStatus.RetryNow, engine.InternalRead(1, 0, ref output, chain, out _));
         Assert.Equal((Status.Ok, 11L), session.ReadNow(1));
+    }
+
+    /// <summary>
+    /// With <see cref="HashMode.TwinsAMillionApart"/>: key 1 (value 11), then key 1,000,001 (value 22) on the same chain
+    /// thousands of records later, then as many again, so both lie on the device. Returns the start of the page of
+    /// the twin's record: a compaction up to there copies key 1 forward and leaves the twin where it is.
+    /// </summary>
+    private static long WriteTwinChain(CountSession session, CountStore store)
+    {
+        session.Upsert(1, 11);
+        session.Preload(6_000, factor: 1, first: 2);
+        session.Upsert(1_000_001, 22);
+        long twin = store.TailAddress;
+        session.Preload(6_000, factor: 1, first: 6_002);
+        return twin & ~(StoreOnDevice.PageSize - 1);
     }
 
     private static void AssertReadAll(long[] keys, long[] outputs, Status[] statuses, long factor, long present)
