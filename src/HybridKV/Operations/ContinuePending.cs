@@ -183,7 +183,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             }
 
             // A chain that ran out below the begin address: compaction may have copied the key's record forward and
-            // swung its entry since the read was decided (InternalRead's EntryMovedSince; a device read is a long window).
+            // swung its entry since the read was decided (InternalRead's ChainEndedBelowBegin; a device read is a long window).
             return !found && !IsEntryUnchanged(operation, out _) ? Restart(operation, in session) : OperationStatus.NotFound;
         }
 

@@ -62,17 +62,15 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         {
             if (address < Log.BeginAddress)
             {
-                return EntryMovedSince(in key, chainHead) ? OperationStatus.RetryNow : OperationStatus.NotFound;
+                return ChainEndedBelowBegin(in key, chainHead);
             }
 
             if (ReadCache is not null)
             {
-                OperationStatus cached = ReadThroughCache(in key, in input, ref output, ref address);
+                OperationStatus cached = ReadThroughCache(in key, in input, ref output, chainHead, ref address);
                 if (cached != OperationStatus.RecordOnStorage)
                 {
-                    return cached == OperationStatus.NotFound && address < Log.BeginAddress && EntryMovedSince(in key, chainHead)
-                        ? OperationStatus.RetryNow
-                        : cached;
+                    return cached;
                 }
             }
 
@@ -101,14 +99,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     }
 
     /// <summary>
-    /// Whether the key's entry leads elsewhere than <paramref name="chainHead"/> now. A chain that ends below the begin
-    /// address means the key is gone only if the entry still leads to it: compaction copies a live record forward
-    /// and swings the entry before it moves the begin address, and it does not wait for readers that found the entry
-    /// before the swing, so such a reader starts over.
+    /// The answer of a read whose chain from <paramref name="chainHead"/> ended below the begin address: the key is
+    /// gone only if its entry still leads there. Compaction copies a live record forward and swings the entry before
+    /// it moves the begin address, and it does not wait for readers that found the entry before the swing: such a
+    /// reader starts over (<see cref="OperationStatus.RetryNow"/>).
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool EntryMovedSince(in TKey key, long chainHead) =>
-        Index.TryFindEntry(HashOf(in key), out IndexSlot slot) && slot.Address != chainHead;
+    private OperationStatus ChainEndedBelowBegin(in TKey key, long chainHead) =>
+        Index.TryFindEntry(HashOf(in key), out IndexSlot slot) && slot.Address != chainHead
+            ? OperationStatus.RetryNow
+            : OperationStatus.NotFound;
 
     /// <summary>
     /// Follows the chain below the head through the read cache: the key's record found there is read as a read-only
@@ -117,7 +117,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// Kept out of <see cref="InternalRead"/> so that reads from memory pay nothing for it.
     /// </summary>
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private unsafe OperationStatus ReadThroughCache(in TKey key, in TInput input, ref TOutput output, ref long address)
+    private unsafe OperationStatus ReadThroughCache(
+        in TKey key, in TInput input, ref TOutput output, long chainHead, ref long address)
     {
         byte* copy = stackalloc byte[ReadCache!.RecordBytes];
         while (ReadCache.TryCopy(address, new Span<byte>(copy, ReadCache.RecordBytes)))
@@ -128,7 +129,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 address = record.Header.PreviousAddress;
                 if (address < Log.BeginAddress)
                 {
-                    return OperationStatus.NotFound;
+                    return ChainEndedBelowBegin(in key, chainHead);
                 }
 
                 continue;
