@@ -7,7 +7,10 @@ namespace HybridKV.Devices;
 
 /// <summary>
 /// Reads through Linux's io_uring, by raw system calls: a caller writes a request into the submission ring and enters
-/// the kernel once; one reaper thread waits for completions and completes each request's <see cref="ValueTask{T}"/>.
+/// the kernel once; one reaper thread waits for completions and completes each request's <see cref="ValueTask{T}"/>
+/// (as does a thread about to block until its reads complete, when it finds completions waiting:
+/// <see cref="TryTakeCompletions"/>). The requests that completions let into the kernel enter it with the reaper's
+/// next wait, in one system call.
 /// Many reads are in flight at once without a thread each, so the device's queue stays full (issue 19: two blocking
 /// threads kept at most two reads in flight, a quarter of what this machine's disk serves at depth 64).
 /// </summary>
@@ -53,8 +56,13 @@ internal sealed unsafe partial class IoUring : IDisposable
     private readonly List<Request> _all = new();
     private readonly Queue<Request> _waiting = new();
     private readonly object _gate = new();
+    // Held while completions are taken from the ring (by the reaper, or by a thread about to wait for them).
+    private readonly object _reapGate = new();
     private readonly Thread _reaper;
+    private bool _stopSeen;
     private int _inKernel;
+    // Entries written to the submission ring and not yet handed to the kernel (under _gate).
+    private int _queued;
     private bool _stopping;
 
     private IoUring(int depth, int ringFd, in Params parameters)
@@ -163,6 +171,7 @@ internal sealed unsafe partial class IoUring : IDisposable
             if (_inKernel < Depth)
             {
                 SubmitNext(request);
+                SubmitQueued();
             }
             else
             {
@@ -181,7 +190,8 @@ internal sealed unsafe partial class IoUring : IDisposable
             (ulong)(request.Address + request.Done), (uint)(request.Length - request.Done), (ulong)request.Index);
     }
 
-    /// <summary>Writes one entry at the submission tail and hands it to the kernel. Under <see cref="_gate"/>.</summary>
+    /// <summary>Writes one entry at the submission tail, for the next <see cref="SubmitQueued"/> or the reaper's next
+    /// wait to hand to the kernel. Under <see cref="_gate"/>.</summary>
     private void Push(byte opcode, int fd, long offset, ulong address, uint length, ulong userData)
     {
         uint tail = *_sqTail;
@@ -196,13 +206,25 @@ internal sealed unsafe partial class IoUring : IDisposable
         entry->UserData = userData;
         _sqArray[index] = index;
         Volatile.Write(ref *_sqTail, tail + 1);
-        while (true)
+        _queued++;
+    }
+
+    /// <summary>Hands the entries written since the last submission to the kernel. Under <see cref="_gate"/>.</summary>
+    private void SubmitQueued()
+    {
+        while (_queued > 0)
         {
-            long submitted = Syscall(EnterSyscall, _ringFd, 1, 0, 0, 0, 0);
+            long submitted = Syscall(EnterSyscall, _ringFd, _queued, 0, 0, 0, 0);
             int error = submitted < 0 ? Marshal.GetLastPInvokeError() : 0;
-            // Not submitted now, the entry stays in the ring and goes with the next submission; but every caller
-            // counts on its own, so it waits for the kernel only when the kernel is merely busy.
-            if (submitted >= 0 || (error != Interrupted && error != TryAgain && error != Busy))
+            if (submitted > 0)
+            {
+                _queued -= (int)submitted;
+                continue;
+            }
+
+            // Retried only while the kernel is merely busy; an entry it refused for good stays queued for the next
+            // submission.
+            if (submitted == 0 || (error != Interrupted && error != TryAgain && error != Busy))
             {
                 Debug.Assert(submitted >= 0, $"io_uring_enter failed with errno {error}");
                 return;
@@ -210,34 +232,128 @@ internal sealed unsafe partial class IoUring : IDisposable
         }
     }
 
+    /// <summary>Takes the count of entries queued for submission (the caller submits them). Under
+    /// <see cref="_gate"/>.</summary>
+    private int TakeQueued()
+    {
+        int queued = _queued;
+        _queued = 0;
+        return queued;
+    }
+
     private void Reap()
     {
-        // Completions are taken as the kernel posts them; the tail is read with acquire semantics, the head published
-        // with release, as the ring's protocol asks.
-        bool stopSeen = false;
-        while (!stopSeen || Volatile.Read(ref _inKernel) > 0)
+        while (!Volatile.Read(ref _stopSeen) || Volatile.Read(ref _inKernel) > 0)
         {
-            long waited = Syscall(EnterSyscall, _ringFd, 0, 1, (nint)EnterGetEvents, 0, 0);
-            Debug.Assert(waited >= 0 || Marshal.GetLastPInvokeError() == Interrupted,
-                $"io_uring_enter (wait) failed ({Libc.DescribeLastError()})");
-
-            uint head = *_cqHead;
-            uint tail = Volatile.Read(ref *_cqTail);
-            while (head != tail)
+            // The reads the last completions let into the kernel go in with this wait: one system call a round, where a
+            // call per read cost the reaper most of a core at 90,000 reads a second (bench/README.md, issue 19).
+            int toSubmit;
+            lock (_gate)
             {
-                Cqe completion = _cqes[head & _cqMask];
-                head++;
-                if (completion.UserData == StopToken)
-                {
-                    stopSeen = true;
-                    continue;
-                }
-
-                Continue((int)completion.UserData, completion.Result);
+                toSubmit = TakeQueued();
             }
 
-            Volatile.Write(ref *_cqHead, head);
+            long entered = Syscall(EnterSyscall, _ringFd, toSubmit, 1, (nint)EnterGetEvents, 0, 0);
+            int submitted = entered > 0 ? (int)Math.Min(entered, toSubmit) : 0;
+            Debug.Assert(entered >= 0 || Marshal.GetLastPInvokeError() is Interrupted or TryAgain or Busy,
+                $"io_uring_enter (wait) failed ({Libc.DescribeLastError()})");
+            if (submitted < toSubmit)
+            {
+                lock (_gate)
+                {
+                    _queued += toSubmit - submitted;
+                }
+            }
+
+            lock (_reapGate)
+            {
+                TakeCompletions();
+            }
         }
+    }
+
+    /// <summary>
+    /// Completes the reads the kernel has finished, on the caller's thread, if any are waiting and no other thread is
+    /// taking them; for a thread about to block until reads complete. On two cores with two workers waiting for reads,
+    /// the reaper thread was preempted by them far more often than with one (110,000 against 24,000 involuntary
+    /// switches in 10 s), and completions sat in the ring meanwhile: a worker that takes them itself no longer waits
+    /// for the reaper to be scheduled (bench/README.md, issue 19).
+    /// </summary>
+    /// <returns>Whether any read was completed.</returns>
+    public bool TryTakeCompletions()
+    {
+        // Not from a continuation run while completions are taken (the lock is reentrant, the ring's head is not).
+        if (Monitor.IsEntered(_reapGate) || !Monitor.TryEnter(_reapGate))
+        {
+            return false;
+        }
+
+        try
+        {
+            // Once closing began the reaper takes the rest (and the rings are unmapped under this lock).
+            if (Volatile.Read(ref _stopping) || !TakeCompletions())
+            {
+                return false;
+            }
+
+            lock (_gate)
+            {
+                SubmitQueued();
+            }
+
+            return true;
+        }
+        finally
+        {
+            Monitor.Exit(_reapGate);
+        }
+    }
+
+    /// <summary>Takes every completion the kernel has posted. Under <see cref="_reapGate"/>: the ring has one
+    /// consumer at a time.</summary>
+    private bool TakeCompletions()
+    {
+        // The tail is read with acquire semantics, the head published with release, as the ring's protocol asks.
+        uint head = *_cqHead;
+        uint tail = Volatile.Read(ref *_cqTail);
+        if (head == tail)
+        {
+            return false;
+        }
+
+        bool stopTaken = false;
+        while (head != tail)
+        {
+            Cqe completion = _cqes[head & _cqMask];
+            head++;
+            if (completion.UserData == StopToken)
+            {
+                stopTaken = true;
+                continue;
+            }
+
+            Continue((int)completion.UserData, completion.Result);
+        }
+
+        Volatile.Write(ref *_cqHead, head);
+        if (stopTaken)
+        {
+            if (Thread.CurrentThread == _reaper)
+            {
+                Volatile.Write(ref _stopSeen, true);
+            }
+            else
+            {
+                // The reaper waits in the kernel for a completion it can see: it gets the stop again.
+                lock (_gate)
+                {
+                    Push(OpNop, -1, 0, 0, 0, StopToken);
+                    SubmitQueued();
+                }
+            }
+        }
+
+        return true;
     }
 
     /// <summary>A completion of the request at <paramref name="index"/>: the rest read again after a short read, otherwise the
@@ -297,6 +413,7 @@ internal sealed unsafe partial class IoUring : IDisposable
 
             _stopping = true;
             Push(OpNop, -1, 0, 0, 0, StopToken);
+            SubmitQueued();
             abandoned = [.. _waiting];
             _waiting.Clear();
         }
@@ -308,10 +425,13 @@ internal sealed unsafe partial class IoUring : IDisposable
         }
 
         _reaper.Join();
-        _ = Unmap(_entries, _entriesSize);
-        _ = Unmap(_completionRing, _completionRingSize);
-        _ = Unmap(_submissionRing, _submissionRingSize);
-        _ = Close(_ringFd);
+        lock (_reapGate)
+        {
+            _ = Unmap(_entries, _entriesSize);
+            _ = Unmap(_completionRing, _completionRingSize);
+            _ = Unmap(_submissionRing, _submissionRingSize);
+            _ = Close(_ringFd);
+        }
     }
 
     private static nint Map(nuint length, int fd, long offset)

@@ -91,6 +91,9 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
     private protected override ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>
         ReadSegmentAsync(segment, offset, destination, completeInline: true, CancellationToken.None);
 
+    /// <inheritdoc/>
+    internal override bool TryCompleteFinishedReads() => _ring?.TryTakeCompletions() ?? false;
+
     private ValueTask ReadSegmentAsync(
         long segment, long offset, Memory<byte> destination, bool completeInline, CancellationToken cancellationToken)
     {

@@ -123,6 +123,12 @@ public abstract class StorageDevice : IDisposable
         return ReadSegmentsAsync(address, destination, cancellationToken);
     }
 
+    /// <summary>
+    /// Completes, on the caller's thread, reads the storage has finished but the device has not yet reported; for a
+    /// thread about to block until reads complete. False if there were none (or another thread is reporting them).
+    /// </summary>
+    internal virtual bool TryCompleteFinishedReads() => false;
+
     /// <summary>Reads within one segment, the continuation allowed to run where the completion is learned (see
     /// <see cref="ReadAsync(long, Memory{byte}, bool, CancellationToken)"/>); by default as any read.</summary>
     private protected virtual ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>

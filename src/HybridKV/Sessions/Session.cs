@@ -362,7 +362,11 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             }
             else if (_ready.Count == 0)
             {
-                WaitUnprotected(_progress, progress);
+                // Reads the device finished but has not reported yet are taken here rather than waited for.
+                if (_engine.Log.Device?.TryCompleteFinishedReads() != true)
+                {
+                    WaitUnprotected(_progress, progress);
+                }
             }
             else
             {

@@ -95,6 +95,73 @@ public sealed class LocalFileDeviceTests : IDisposable
         await Task.Run(device.Dispose).WaitAsync(TimeSpan.FromMinutes(1));
     }
 
+    /// <summary>
+    /// Threads that take finished reads from the ring themselves (as a session about to wait for its reads does), beside
+    /// the reaper thread and each other: every read completes once with its own bytes, and the device closes while
+    /// they are still taking, without waiting for ever (a stop taken from the reaper) or touching the unmapped ring.
+    /// </summary>
+    [Fact]
+    public async Task Reads_completed_by_the_threads_waiting_for_them_return_their_bytes_and_the_device_closes_meanwhile()
+    {
+        byte[] data = Bytes(4 * (int)Segment, 4);
+        var device = new LocalFileDevice(Options(_directory.NewSubdirectory()) with { ReadQueueDepth = 8 });
+        await device.WriteAsync(0, data);
+        int sectors = data.Length / Sector;
+        long takenByReaders = 0;
+        Task[] readers = [.. Enumerable.Range(0, 3).Select(thread => Task.Run(() =>
+        {
+            var buffers = Enumerable.Range(0, 16).Select(_ => new AlignedBuffer(Sector, Sector)).ToArray();
+            var random = new Random(thread);
+            for (int round = 0; round < 2_000; round++)
+            {
+                int[] wanted = [.. buffers.Select(_ => random.Next(sectors))];
+                Task[] reads = [.. buffers.Select((buffer, i) => device.ReadAsync((long)wanted[i] * Sector, buffer.Memory).AsTask())];
+                while (!reads.All(read => read.IsCompleted))
+                {
+                    if (device.TryCompleteFinishedReads())
+                    {
+                        Interlocked.Increment(ref takenByReaders);
+                    }
+                }
+
+                for (int i = 0; i < buffers.Length; i++)
+                {
+                    reads[i].GetAwaiter().GetResult();
+                    Assert.True(buffers[i].Span.SequenceEqual(data.AsSpan(wanted[i] * Sector, Sector)), $"sector {wanted[i]}");
+                }
+            }
+
+            foreach (AlignedBuffer buffer in buffers)
+            {
+                ((IDisposable)buffer).Dispose();
+            }
+        }))];
+        await Task.WhenAll(readers).WaitAsync(TimeSpan.FromMinutes(2));
+        Assert.Equal(IoUringSupport.Available, Interlocked.Read(ref takenByReaders) > 0);
+
+        // Takers still at it while the device closes, with reads in flight.
+        using var stop = new CancellationTokenSource();
+        Task[] takers = [.. Enumerable.Range(0, 2).Select(_ => Task.Run(() =>
+        {
+            while (!stop.IsCancellationRequested)
+            {
+                device.TryCompleteFinishedReads();
+            }
+        }))];
+        var inFlight = Enumerable.Range(0, 64).Select(_ => new AlignedBuffer(Sector, Sector)).ToArray();
+        Task[] last = [.. inFlight.Select((buffer, i) => device.ReadAsync((long)(i % sectors) * Sector, buffer.Memory).AsTask())];
+        await Task.Run(device.Dispose).WaitAsync(TimeSpan.FromMinutes(1));
+        await stop.CancelAsync();
+        await Task.WhenAll(takers).WaitAsync(TimeSpan.FromMinutes(1));
+        await Task.WhenAll(last.Select(read => read.ContinueWith(_ => { }, TaskScheduler.Default))).WaitAsync(TimeSpan.FromMinutes(1));
+        Assert.All(last, read => Assert.True(read.IsCompletedSuccessfully ||
+            read.Exception?.InnerException is ObjectDisposedException, $"{read.Status}: {read.Exception?.InnerException}"));
+        foreach (AlignedBuffer buffer in inFlight)
+        {
+            ((IDisposable)buffer).Dispose();
+        }
+    }
+
     [Theory]
     [InlineData(true)]
     [InlineData(false)]
