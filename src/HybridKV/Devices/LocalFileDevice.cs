@@ -94,6 +94,9 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
     /// <inheritdoc/>
     internal override bool TryCompleteFinishedReads() => _ring?.TryTakeCompletions() ?? false;
 
+    /// <inheritdoc/>
+    internal override bool TakesFinishedReads => _ring is not null;
+
     private ValueTask ReadSegmentAsync(
         long segment, long offset, Memory<byte> destination, bool completeInline, CancellationToken cancellationToken)
     {

@@ -129,6 +129,10 @@ public abstract class StorageDevice : IDisposable
     /// </summary>
     internal virtual bool TryCompleteFinishedReads() => false;
 
+    /// <summary>Whether <see cref="TryCompleteFinishedReads"/> can ever complete a read (a device whose completions
+    /// a waiting thread can take itself).</summary>
+    internal virtual bool TakesFinishedReads => false;
+
     /// <summary>Reads within one segment, the continuation allowed to run where the completion is learned (see
     /// <see cref="ReadAsync(long, Memory{byte}, bool, CancellationToken)"/>); by default as any read.</summary>
     private protected virtual ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>
