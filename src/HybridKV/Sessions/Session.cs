@@ -377,17 +377,18 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>
-    /// Before the caller blocks for its reads: takes reads the device has finished from it, for up to about
-    /// <see cref="FinishedReadPolls"/> short spins (about 80 µs in all on the 2-core machine measured), and returns true as soon as some came (or other progress did). A
-    /// read from storage takes tens to hundreds of microseconds, and on two cores a session that slept on every wait
-    /// woke through the reaper thread, which its own wake-ups then preempted: with two workers larger than memory,
-    /// blocking at once did 5.6-6.4M operations in 5 s where polling first did 7.3-7.8M, the workers' voluntary switches
-    /// 29-36K against 7-10K and the reaper's involuntary ones 55-60K against 8-10K (bench/README.md, issue 19).
+    /// Before the caller blocks for its reads: takes reads the device has finished, for up to
+    /// <see cref="FinishedReadPolls"/> short spins (about 80 µs in all on the 2-core machine measured), and returns true
+    /// as soon as some came (or other progress did). A read from storage takes tens to hundreds of microseconds, and on
+    /// two cores a session that slept on every wait woke through the reaper thread, which its own wake-ups then
+    /// preempted: with two workers larger than memory, blocking at once did 5.6-6.4M operations in 5 s where polling
+    /// first did 7.3-7.8M, the workers' voluntary switches 29-36K against 7-10K and the reaper's involuntary ones 55-60K
+    /// against 8-10K (bench/README.md, issue 19). Not inside a protected scope, which would hold the epoch meanwhile.
     /// </summary>
     private bool AwaitFinishedReadsBriefly(long progress)
     {
         Devices.StorageDevice? device = _engine.Log.Device;
-        if (device is null || !device.TakesFinishedReads)
+        if (device is null || !device.TakesFinishedReads || _scopeOpen)
         {
             return false;
         }
