@@ -170,7 +170,7 @@ internal sealed unsafe partial class IoUring : IDisposable
             request.Begin(owner, segment, file, pin, length, offset, completeInline);
             if (_inKernel < Depth)
             {
-                SubmitNext(request);
+                QueueRest(request);
                 SubmitQueued();
             }
             else
@@ -182,8 +182,10 @@ internal sealed unsafe partial class IoUring : IDisposable
         return new ValueTask(request, request.Version);
     }
 
-    /// <summary>Puts the unread rest of <paramref name="request"/> in the kernel. Under <see cref="_gate"/>.</summary>
-    private void SubmitNext(Request request)
+    /// <summary>Writes the unread rest of <paramref name="request"/> into the submission ring, counted as in the
+    /// kernel (handed to it by the caller's <see cref="SubmitQueued"/> or the reaper's next wait). Under
+    /// <see cref="_gate"/>.</summary>
+    private void QueueRest(Request request)
     {
         _inKernel++;
         Push(OpRead, (int)request.File!.DangerousGetHandle(), request.Offset + request.Done,
@@ -369,13 +371,13 @@ internal sealed unsafe partial class IoUring : IDisposable
             if (result > 0 && request.Done + result < request.Length)
             {
                 request.Done += result;
-                SubmitNext(request);
+                QueueRest(request);
                 return;
             }
 
             if (_waiting.TryDequeue(out Request? next))
             {
-                SubmitNext(next);
+                QueueRest(next);
             }
         }
 
