@@ -21,12 +21,16 @@ public sealed unsafe class AlignedBuffer : MemoryManager<byte>
         }
 
         _length = length;
+        Alignment = alignment;
         _pointer = (byte*)NativeMemory.AlignedAlloc((nuint)Math.Max(length, 1), (nuint)alignment);
         NativeMemory.Clear(_pointer, (nuint)length);
     }
 
     /// <summary>The buffer's length in bytes.</summary>
     public int Length => _length;
+
+    /// <summary>The alignment of the buffer's start, in bytes.</summary>
+    public int Alignment { get; }
 
     /// <summary>The buffer as a span.</summary>
     public Span<byte> Span => GetSpan();

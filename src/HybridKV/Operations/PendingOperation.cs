@@ -41,6 +41,8 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         Completion = completion;
         DrivenInBackground = drivenInBackground;
         NextOnKey = null;
+        FirstSharing = null;
+        NextSharing = null;
         Storage = default;
         HasRecord = false;
         RecordOffset = 0;
@@ -69,6 +71,8 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         Context = default!;
         IoError = null;
         NextOnKey = null;
+        FirstSharing = null;
+        NextSharing = null;
         _ownedKey = null;
         _ownedValue = null;
         _ownedInput = null;
@@ -183,6 +187,37 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
 
     /// <summary>The next pending operation of the same session on the same key, which waits for this one.</summary>
     public PendingOperation<TKey, TValue, TInput, TOutput, TContext>? NextOnKey { get; set; }
+
+    /// <summary>Reads of the same record by the same session that wait for this operation's device read instead of
+    /// making their own, linked by their <see cref="NextSharing"/> (see <see cref="ShareRecordWith"/>).</summary>
+    public PendingOperation<TKey, TValue, TInput, TOutput, TContext>? FirstSharing { get; set; }
+
+    /// <summary>The next read sharing the same device read.</summary>
+    public PendingOperation<TKey, TValue, TInput, TOutput, TContext>? NextSharing { get; set; }
+
+    /// <summary>
+    /// Gives <paramref name="sharing"/>, a read that decided on the same record while this operation's device read
+    /// was in flight, what that read landed: the bytes, or the error. It then goes on as if it had read them itself.
+    /// </summary>
+    public void ShareRecordWith(PendingOperation<TKey, TValue, TInput, TOutput, TContext> sharing)
+    {
+        if (IoError is null)
+        {
+            AlignedBuffer source = Buffer!;
+            if (sharing.Buffer is null || sharing.Buffer.Length < BytesRead)
+            {
+                ((IDisposable?)sharing.Buffer)?.Dispose();
+                sharing.Buffer = new AlignedBuffer(source.Length, source.Alignment);
+            }
+
+            source.Span[..BytesRead].CopyTo(sharing.Buffer.Span);
+        }
+
+        sharing.RecordOffset = RecordOffset;
+        sharing.BytesRead = BytesRead;
+        sharing.IoError = IoError;
+        sharing.HasRecord = true;
+    }
 
     /// <summary>Where the record being (or to be) read lives, and what the index held when the read was decided.</summary>
     public StorageRead Storage { get; set; }

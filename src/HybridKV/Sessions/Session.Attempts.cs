@@ -123,7 +123,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         PendingKind kind = TKind.Kind;
         pending = null;
         // A field of this object: the only cost of the key order while nothing is pending.
-        if (_pendingCount != 0 && MustWaitBehindPending(in key))
+        if (_pendingCount != 0 && MustWaitBehindPending(in key, kind))
         {
             pending = Park(kind, in key, in value, in input, in output, context, expiry, waiter, serialNo,
                 OperationStatus.Pending, default);
@@ -178,8 +178,8 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     [MethodImpl(MethodImplOptions.NoInlining)]
-    private bool MustWaitBehindPending(in TKey key) =>
-        _keyOrder.KeyCount != 0 && _keyOrder.HasPending(_engine.KeyHashOf(in key));
+    private bool MustWaitBehindPending(in TKey key, PendingKind kind) =>
+        _keyOrder.KeyCount != 0 && _keyOrder.MustWait(_engine.KeyHashOf(in key), kind);
 
     /// <summary>
     /// Clears the operation in progress once an attempt has finished it, while still protected: the state machine

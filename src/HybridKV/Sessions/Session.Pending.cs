@@ -82,7 +82,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             if (status == OperationStatus.RecordOnStorage)
             {
                 operation.Storage = storageRead;
-                _engine.StartRecordRead(operation, _onReadDone);
+                StartOrShareRecordRead(operation);
             }
             else
             {
@@ -233,7 +233,30 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             "nothing.", failures);
     }
 
-    /// <summary>Moves the landed reads to <see cref="_ready"/>, oldest first.</summary>
+    /// <summary>
+    /// Starts the device read of a newly parked operation, or, for a read of a record that a running read of the same
+    /// key is reading already, waits for that read's bytes (<see cref="TakeReadsDone"/> hands them on). Under zipf, with
+    /// thousands of operations pending, a hot key's reads were a good share of all the device reads, each of the same
+    /// record (bench/README.md, issue 19).
+    /// </summary>
+    private void StartOrShareRecordRead(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
+    {
+        if (operation.Kind == PendingKind.Read)
+        {
+            if (_keyOrder.ReadingSameRecord(operation) is { } reading)
+            {
+                operation.NextSharing = reading.FirstSharing;
+                reading.FirstSharing = operation;
+                return;
+            }
+
+            _keyOrder.ReadStarted(operation);
+        }
+
+        _engine.StartRecordRead(operation, _onReadDone);
+    }
+
+    /// <summary>Moves the landed reads to <see cref="_ready"/>, oldest first, with the reads that shared them.</summary>
     private void TakeReadsDone()
     {
         PendingOperation<TKey, TValue, TInput, TOutput, TContext>? landed = Interlocked.Exchange(ref _readsDone, null);
@@ -251,7 +274,27 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
             PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = oldest.NextDone;
             oldest.NextDone = null;
             _ready.Enqueue(oldest);
+            if (oldest.Kind == PendingKind.Read)
+            {
+                _keyOrder.ReadLanded(oldest);
+                HandOnSharedRead(oldest);
+            }
+
             oldest = next;
+        }
+    }
+
+    private void HandOnSharedRead(PendingOperation<TKey, TValue, TInput, TOutput, TContext> landed)
+    {
+        PendingOperation<TKey, TValue, TInput, TOutput, TContext>? sharing = landed.FirstSharing;
+        landed.FirstSharing = null;
+        while (sharing is not null)
+        {
+            PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = sharing.NextSharing;
+            sharing.NextSharing = null;
+            landed.ShareRecordWith(sharing);
+            _ready.Enqueue(sharing);
+            sharing = next;
         }
     }
 
@@ -327,16 +370,12 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     }
 
     /// <summary>The session's bookkeeping for a finished operation; its report follows once out of protection.</summary>
-    /// <returns>1 if it released the next operation of its key (queued to run now), otherwise 0.</returns>
+    /// <returns>How many operations of its key it released (queued to run now).</returns>
     private int Finish(
         PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation, OperationStatus status, Exception? thrown)
     {
         _cpr.RemovePending(operation.SerialNo);
-        PendingOperation<TKey, TValue, TInput, TOutput, TContext>? next = _keyOrder.Remove(operation);
-        if (next is not null)
-        {
-            _ready.Enqueue(next);
-        }
+        int released = _keyOrder.Remove(operation, _ready);
 
         if (operation.DrivenInBackground)
         {
@@ -344,7 +383,7 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
         }
 
         _finished.Add(new Finished(operation, ToStatus(status), thrown));
-        return next is null ? 0 : 1;
+        return released;
     }
 
     /// <summary>Reports finished operations: completion callbacks, then the awaiting task if there is one.</summary>

@@ -21,9 +21,10 @@ namespace HybridKV.Sessions;
 /// flight together (start several, then await them); the session finishes them in the background.</para>
 /// <para>The session's operations on one key take effect in the order they were issued, pending or not: an operation
 /// issued while an earlier one of this session on the same key is pending waits behind it (and returns
-/// <see cref="Status.Pending"/>), and a read sees every earlier operation of this session. Operations of different
-/// sessions take effect in the order they complete. A CPR commit point that excludes a pending operation also
-/// excludes every later operation of this session on its key.</para>
+/// <see cref="Status.Pending"/>), and a read sees every earlier operation of this session. Reads behind reads are the
+/// exception: they run together (neither changes what the other sees), and may complete in any order. Operations of
+/// different sessions take effect in the order they complete. A CPR commit point that excludes a pending operation
+/// also excludes every later update of this session on its key.</para>
 /// </remarks>
 public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFunctions> : IHybridKVSession
     where TKey : unmanaged
