@@ -44,6 +44,7 @@ internal sealed unsafe partial class IoUring : IDisposable
     private readonly nuint _completionRingSize;
     private readonly nint _entries;
     private readonly nuint _entriesSize;
+    private readonly uint* _sqHead;
     private readonly uint* _sqTail;
     private readonly uint _sqMask;
     private readonly uint* _sqArray;
@@ -77,7 +78,9 @@ internal sealed unsafe partial class IoUring : IDisposable
         _entries = Map(_entriesSize, ringFd, SubmissionEntriesOffset);
         byte* sq = (byte*)_submissionRing;
         byte* cq = (byte*)_completionRing;
+        _sqHead = (uint*)(sq + parameters.SqOff.Head);
         _sqTail = (uint*)(sq + parameters.SqOff.Tail);
+        SubmissionEntries = (int)parameters.SqEntries;
         _sqMask = *(uint*)(sq + parameters.SqOff.RingMask);
         _sqArray = (uint*)(sq + parameters.SqOff.Array);
         _sqes = (Sqe*)_entries;
@@ -91,6 +94,9 @@ internal sealed unsafe partial class IoUring : IDisposable
 
     /// <summary>How many requests may be in flight at once.</summary>
     public int Depth { get; }
+
+    /// <summary>The submission ring's entries: at least <see cref="Depth"/> + 1 (every read and the stop).</summary>
+    internal int SubmissionEntries { get; }
 
     /// <summary>
     /// Sets up a ring for <paramref name="depth"/> requests in flight, or says why not (not Linux, a kernel without
@@ -106,7 +112,11 @@ internal sealed unsafe partial class IoUring : IDisposable
         }
 
         var parameters = default(Params);
-        int fd = (int)Syscall(SetupSyscall, depth, (nint)(&parameters), 0, 0, 0, 0);
+        // Entries wait in the submission ring until the reaper's next wait hands them over: room for every read the
+        // depth allows plus the stop. Sized for the depth alone, the stop of a device closed while a completion had
+        // just let the next read in was written over that read (a ring of depth 1 has one entry), which then never
+        // completed, and closing waited for it for ever.
+        int fd = (int)Syscall(SetupSyscall, depth + 1, (nint)(&parameters), 0, 0, 0, 0);
         if (fd < 0)
         {
             whyNot = $"io_uring_setup failed ({Libc.DescribeLastError()})";
@@ -197,6 +207,8 @@ internal sealed unsafe partial class IoUring : IDisposable
     private void Push(byte opcode, int fd, long offset, ulong address, uint length, ulong userData)
     {
         uint tail = *_sqTail;
+        Debug.Assert(tail - Volatile.Read(ref *_sqHead) < (uint)SubmissionEntries,
+            "an entry the kernel has not taken yet would be written over");
         uint index = tail & _sqMask;
         Sqe* entry = _sqes + index;
         *entry = default;
