@@ -123,16 +123,11 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             : operation.RecordSizeHint > 0 ? operation.RecordSizeHint
             : Math.Min(FirstVariableReadSize, toPageEnd);
         int length = (int)(((address + size + sectorMask) & ~sectorMask) - start);
-        if (operation.Buffer is null || operation.Buffer.Length < length)
-        {
-            ((IDisposable?)operation.Buffer)?.Dispose();
-            operation.Buffer = new AlignedBuffer(length, device.SectorSize);
-        }
-
+        AlignedBuffer buffer = operation.EnsureBuffer(length, device.SectorSize);
         operation.RecordOffset = (int)(address - start);
         operation.BytesRead = length;
         if (ReadCache is not null &&
-            ReadCache.TryCopy(address, operation.Buffer.Span[operation.RecordOffset..length]))
+            ReadCache.TryCopy(address, buffer.Span[operation.RecordOffset..length]))
         {
             // An RMW of a record a read cached, or a read following a chain through it: no device read.
             operation.RecordAlreadyRead(onCompleted);

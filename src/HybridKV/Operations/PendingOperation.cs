@@ -203,20 +203,28 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
     {
         if (IoError is null)
         {
-            AlignedBuffer source = Buffer!;
-            if (sharing.Buffer is null || sharing.Buffer.Length < BytesRead)
-            {
-                ((IDisposable?)sharing.Buffer)?.Dispose();
-                sharing.Buffer = new AlignedBuffer(source.Length, source.Alignment);
-            }
-
-            source.Span[..BytesRead].CopyTo(sharing.Buffer.Span);
+            Buffer!.Span[..BytesRead].CopyTo(sharing.EnsureBuffer(BytesRead, Buffer.Alignment).Span);
         }
 
         sharing.RecordOffset = RecordOffset;
         sharing.BytesRead = BytesRead;
         sharing.IoError = IoError;
         sharing.HasRecord = true;
+    }
+
+    /// <summary>
+    /// <see cref="Buffer"/>, replaced by a new one of <paramref name="length"/> bytes aligned to
+    /// <paramref name="alignment"/> if it is missing or shorter; kept across uses, so that a read allocates nothing.
+    /// </summary>
+    public AlignedBuffer EnsureBuffer(int length, int alignment)
+    {
+        if (Buffer is null || Buffer.Length < length)
+        {
+            ((IDisposable?)Buffer)?.Dispose();
+            Buffer = new AlignedBuffer(length, alignment);
+        }
+
+        return Buffer;
     }
 
     /// <summary>Where the record being (or to be) read lives, and what the index held when the read was decided.</summary>
