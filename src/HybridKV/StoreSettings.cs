@@ -101,6 +101,16 @@ public sealed record StoreSettings
     public long ReadCacheBytes { get; init; }
 
     /// <summary>
+    /// Brings hot records back into memory: a read that finds its key's newest record on the device, when the key was
+    /// read from the device recently too, appends a copy of the record at the tail (the same value; linked only if no
+    /// update came meanwhile), so that the key's next reads find it in memory. A key read once is not copied, so a
+    /// scan or a uniform workload's cold keys cost no writes. The log's memory then holds the records read often as
+    /// well as those written lately; copies are written and compacted like other records. Ignored with a read cache
+    /// (<see cref="ReadCacheBytes"/>), which keeps those records instead. Default true.
+    /// </summary>
+    public bool CopyHotReadsToTail { get; init; } = true;
+
+    /// <summary>
     /// Automatic log compaction: the largest the log may grow relative to its live data before the older half of the
     /// part on the device is compacted (live records copied forward, the rest dropped with their segments once no kept
     /// checkpoint needs them). The live data is estimated from the index (fixed-size records: entries times the record size) or from

@@ -92,6 +92,8 @@ public static class FasterYcsbStore
                     MutableFraction = MutableFraction,
                     SegmentSizeBits = SegmentSizeBits,
                     PreallocateLog = true,
+                    ReadCopyOptions = options.PeerCopyReads ? new ReadCopyOptions(ReadCopyFrom.Device, ReadCopyTo.MainLog)
+                        : ReadCopyOptions.None,
                     ReadCacheSettings = options.ReadCacheMb is { } cacheMb
                         ? new ReadCacheSettings
                         {

@@ -113,6 +113,7 @@ public static class HybridKvYcsbStore
                 // Every run measures an empty store, whatever an earlier run left in the directory.
                 ExistingData = ExistingDataPolicy.Delete,
                 ReadCacheBytes = (options.ReadCacheMb ?? 0) << 20,
+                CopyHotReadsToTail = options.CopyHotReads,
             };
             // Otherwise the library's defaults: the checkpoint-soak scenario measures what a user gets without tuning.
             if (options.CheckpointMode is { } mode)
@@ -216,6 +217,7 @@ public static class HybridKvYcsbStore
                 ? $", kept in memory {compactor.BytesCopied >> 20} MiB from {compactor.PagesExamined} pages ({compactor.PagesMostlyLive} mostly live, {compactor.PagesMissed} missed, {compactor.PagesSkipped} skipped, busy {compactor.BusyTime.TotalSeconds:F1} s)"
                 : "") +
             (_store.Engine.ReadCache is { } cache ? $", read cache {cache.Hits} hits, {cache.Misses} misses" : "") +
+            (_store.Engine.HotReadsCopied is > 0 and var hot ? $", hot reads copied {hot:N0}" : "") +
             (_device is null ? "" : $", device read {_device.BytesRead >> 20} MiB ({_store.Engine.BytesReadByOperations >> 20} by operations), written {_device.BytesWritten >> 20} MiB") +
             (_store.CheckpointsCommitted is { } committed
                 ? $", checkpoints {committed.FoldOvers} fold-over {committed.Snapshots} snapshot"

@@ -85,6 +85,12 @@ public sealed record YcsbStoreOptions(
     /// <summary>The read cache of HybridKV and FASTER, in MiB (a power of two), or null for none.</summary>
     public long? ReadCacheMb { get; init; }
 
+    /// <summary>HybridKV's <see cref="StoreSettings.CopyHotReadsToTail"/>.</summary>
+    public bool CopyHotReads { get; init; } = true;
+
+    /// <summary>FASTER copies every record its reads fetch from the device to the tail.</summary>
+    public bool PeerCopyReads { get; init; }
+
     /// <summary>Where HybridKV's log device is: "file" (a direct-I/O file device under <see cref="Directory"/>) or
     /// "azure" (page blobs in the container named by <see cref="AzureContainer"/>, reached through the connection
     /// string in the environment variable HYBRIDKV_AZURE_CONNECTION).</summary>

@@ -34,6 +34,14 @@ public sealed record YcsbOptions(
     /// <summary>The read cache HybridKV and FASTER get, in MiB (a power of two; null: none).</summary>
     public long? ReadCacheMb { get; init; }
 
+    /// <summary>HybridKV's <see cref="StoreSettings.CopyHotReadsToTail"/> (<c>--copy-hot-reads</c>; default on, as the
+    /// library ships).</summary>
+    public bool CopyHotReads { get; init; } = true;
+
+    /// <summary>FASTER copies every record its reads fetch from the device to the tail (<c>--peer-copy-reads</c>; default
+    /// off, as FASTER ships and as its own benchmark runs).</summary>
+    public bool PeerCopyReads { get; init; }
+
     /// <summary>
     /// Whether the peers' files go through the operating system's page cache (<c>--peer-page-cache</c>): on (the
     /// default), each peer as it ships (FASTER's own device, RocksDB's buffered reads); off, FASTER on HybridKV's
@@ -95,6 +103,10 @@ public sealed record YcsbOptions(
           --read-batch N          HybridKV reads up to N consecutive reads as one batch, overlapping their cache
                                   misses (Session.Read of a span of keys; default 1: one read at a time); with
                                   --prefetch, a group of reads only is read as a batch, without Session.Prefetch
+          --copy-hot-reads on|off HybridKV copies records read from the device twice lately to the tail
+                                  (StoreSettings.CopyHotReadsToTail; default on, as the library ships)
+          --peer-copy-reads on|off FASTER copies every record read from the device to the tail (its ReadCopyOptions
+                                  Device to MainLog; default off, as FASTER ships)
           --device file|azure     HybridKV's log device: file (default), or azure: page blobs in a new container, through
                                   the connection string in HYBRIDKV_AZURE_CONNECTION (Azurite's, for a local measure)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
@@ -122,6 +134,7 @@ public sealed record YcsbOptions(
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--prefetch", "--dir", "--out",
             "--scenario", "--peer-page-cache", "--read-cache-mb", "--log-size-limit-ratio", "--device",
+            "--copy-hot-reads", "--peer-copy-reads",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -226,6 +239,8 @@ public sealed record YcsbOptions(
                 "off" => false,
                 string value => throw new ArgumentException($"--peer-page-cache '{value}' must be on or off.", nameof(args)),
             },
+            CopyHotReads = OnOff("--copy-hot-reads", Text("--copy-hot-reads"), true),
+            PeerCopyReads = OnOff("--peer-copy-reads", Text("--peer-copy-reads"), false),
             Device = Text("--device") switch
             {
                 null or "file" => "file",
@@ -234,6 +249,14 @@ public sealed record YcsbOptions(
             },
         };
     }
+
+    private static bool OnOff(string name, string? text, bool byDefault) => text switch
+    {
+        null => byDefault,
+        "on" => true,
+        "off" => false,
+        _ => throw new ArgumentException($"{name} '{text}' must be on or off.", nameof(text)),
+    };
 
     private static long PowerOfTwo(string name, long value) => BitOperations.IsPow2(value) ? value
         : throw new ArgumentException($"{name} {value} must be a power of two.", nameof(name));

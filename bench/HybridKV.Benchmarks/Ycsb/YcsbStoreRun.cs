@@ -55,6 +55,8 @@ internal sealed class YcsbStoreRun : IDisposable
             ReadBatch = options.ReadBatch,
             Prefetch = options.Prefetch,
             ReadCacheMb = options.ReadCacheMb,
+            CopyHotReads = options.CopyHotReads,
+            PeerCopyReads = options.PeerCopyReads,
             Device = options.Device,
             AzureContainer = $"ycsb-{Guid.NewGuid():N}",
             // Disk follows the live data by whole segments: a sixteenth of the live data, from one page to 1 GiB.

@@ -174,7 +174,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         {
             if (live)
             {
-                return ReadFrom(operation, record);
+                OperationStatus read = ReadFrom(operation, record);
+                CopyIfHot(operation, record, in session);
+                return read;
             }
 
             // A chain that ran out below the begin address: compaction may have copied the key's record forward and

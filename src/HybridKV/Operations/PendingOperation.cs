@@ -99,6 +99,7 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead)
     {
         _onRecordRead = onRecordRead;
+        SharedRead = false;
         try
         {
 #pragma warning disable CA2012 // Consumed exactly once: by GetResult in ReadLanded.
@@ -148,6 +149,7 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
     public void RecordAlreadyRead(Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead)
     {
         _onRecordRead = onRecordRead;
+        SharedRead = false;
         RecordRead(failure: null);
     }
 
@@ -210,7 +212,12 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         sharing.BytesRead = BytesRead;
         sharing.IoError = IoError;
         sharing.HasRecord = true;
+        sharing.SharedRead = true;
     }
+
+    /// <summary>Whether <see cref="Buffer"/> holds what another operation's device read landed
+    /// (<see cref="ShareRecordWith"/>) rather than this operation's own read.</summary>
+    public bool SharedRead { get; private set; }
 
     /// <summary>
     /// <see cref="Buffer"/>, replaced by a new one of <paramref name="length"/> bytes aligned to

@@ -36,6 +36,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     // memory, for CheckpointMode.Auto.
     private long _bytesReadByOperations;
 
+    // Which reads from the device copy their record to the tail (StoreSettings.CopyHotReadsToTail); null when off or
+    // when a read cache keeps those records instead.
+    private readonly Caching.HotReadFilter? _hotReads;
+
     public StoreEngine(StoreSettings settings, TFunctions functions, StorageDevice? device, ILogger logger)
     {
         if (settings.ReadCacheBytes > 0 && LogRecord<TKey, TValue>.IsVariable)
@@ -69,6 +73,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         ReadCache = settings.ReadCacheBytes > 0
             ? new Caching.ReadCache(settings.ReadCacheBytes, LogRecord<TKey, TValue>.MaxFixedSize)
             : null;
+        _hotReads = settings.CopyHotReadsToTail && ReadCache is null ? new Caching.HotReadFilter(settings.MemorySizeBytes) : null;
     }
 
     /// <summary>The read cache, if <see cref="StoreSettings.ReadCacheBytes"/> asked for one.</summary>
