@@ -145,7 +145,8 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         }
 
         _metrics = new StoreMetrics(_engine.Log, _engine.Index, () => _sessions.OpenCount, () => _memoryCompactor,
-            () => _engine.BytesReadByOperations, _checkpoints?.Committed, _engine.ReadCache, settings.MeterFactory);
+            () => _engine.BytesReadByOperations, () => _engine.HotReadsCopied, _checkpoints?.Committed, _engine.ReadCache,
+            settings.MeterFactory);
         StoreLog.StoreCreated(_logger, settings.IndexBuckets, settings.BufferPages, settings.PageSize,
             settings.MutablePages, recordSize);
     }

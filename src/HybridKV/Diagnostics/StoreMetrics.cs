@@ -20,8 +20,8 @@ internal sealed class StoreMetrics : IDisposable
     private static long s_instances;
 
     public StoreMetrics(HybridLog log, HashIndex index, Func<int> openSessions, Func<Compaction.MemoryCompactor?> compactor,
-        Func<long> bytesReadByOperations, Checkpoints.CheckpointCounts? checkpoints, Caching.ReadCache? readCache = null,
-        IMeterFactory? meterFactory = null)
+        Func<long> bytesReadByOperations, Func<long> hotReadsCopied, Checkpoints.CheckpointCounts? checkpoints,
+        Caching.ReadCache? readCache = null, IMeterFactory? meterFactory = null)
     {
         _meter = meterFactory is null
             ? new Meter(MeterName)
@@ -58,6 +58,9 @@ internal sealed class StoreMetrics : IDisposable
                 "Bytes the log device has read.");
             _meter.CreateObservableCounter("hybridkv.device.bytes_read_by_operations", bytesReadByOperations, "By",
                 "Bytes operations read from the log device because their records were not in memory.");
+            _meter.CreateObservableCounter("hybridkv.reads.copied_to_tail", hotReadsCopied, "{record}",
+                "Records reads fetched from the device and copied to the tail because their keys are read often " +
+                "(StoreSettings.CopyHotReadsToTail).");
             _meter.CreateObservableCounter("hybridkv.compaction.memory.bytes_copied",
                 () => compactor()?.BytesCopied ?? 0, "By",
                 "Bytes of live records copied to the tail to keep them in memory.");

@@ -3,8 +3,8 @@ using HybridKV.Log;
 namespace HybridKV.Operations;
 
 /// <summary>
-/// Bringing hot records read from the device back into memory (FASTER's copy of reads to the tail, admitted by a
-/// second read as F2's read-hot records are): a read that found its key's newest record on the device appends a copy
+/// Bringing hot records read from the device back into memory (FASTER's copy of reads to the tail, admitted only on a
+/// second read, as a TinyLFU doorkeeper admits): a read that found its key's newest record on the device appends a copy
 /// at the tail when the key was read from the device recently too (<see cref="Caching.HotReadFilter"/>), so the next
 /// reads of a hot key find it in memory. The copy holds the same value and is linked only while the index still leads
 /// to the record read, so it never hides a newer update; it is skipped, never waited for, when the tail has no room.

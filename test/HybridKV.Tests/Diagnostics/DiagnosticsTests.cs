@@ -50,6 +50,8 @@ public sealed class MetricsTests
         session.Preload();
 
         Assert.Equal((Status.Ok, 1L), session.ReadNow(1));
+        // Read from the device a second time: copied to the tail (StoreSettings.CopyHotReadsToTail).
+        Assert.Equal((Status.Ok, 1L), session.ReadNow(1));
         var values = new ConcurrentDictionary<string, long>();
         using var listener = new MeterListener();
         listener.InstrumentPublished = (instrument, l) =>
@@ -71,6 +73,7 @@ public sealed class MetricsTests
         Assert.Equal(device.BytesWritten, values["hybridkv.device.bytes_written"]);
         Assert.True(values["hybridkv.device.bytes_read"] > 0);
         Assert.InRange(values["hybridkv.device.bytes_read_by_operations"], 512, values["hybridkv.device.bytes_read"]);
+        Assert.Equal(1, values["hybridkv.reads.copied_to_tail"]);
         Assert.True(values["hybridkv.compaction.memory.bytes_copied"] >= 0);
         Assert.True(values["hybridkv.compaction.memory.pages_left_live"] >= 0);
         Assert.True(values["hybridkv.log.memory_used"] <= store.Settings.MemorySizeBytes);
