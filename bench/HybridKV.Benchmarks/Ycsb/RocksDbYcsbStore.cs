@@ -106,6 +106,22 @@ public static class RocksDbYcsbStore
             (_pageCache ? $", {PageCache.Describe(Path.Combine(_directory, "*"))}" : "") +
             $", process {Environment.WorkingSet >> 20} MiB";
 
+        /// <summary>
+        /// Waits until no flush or compaction runs or is pending: after a bulk load RocksDB compacts for seconds in
+        /// its background threads, and in a run of several stores those seconds landed on whichever store was
+        /// measured next. Polled, since the binding exposes no wait; gives up after a minute.
+        /// </summary>
+        public void Settle()
+        {
+            var clock = System.Diagnostics.Stopwatch.StartNew();
+            while (clock.Elapsed < TimeSpan.FromMinutes(1) &&
+                   (Property("rocksdb.num-running-compactions") > 0 || Property("rocksdb.num-running-flushes") > 0 ||
+                    Property("rocksdb.compaction-pending") > 0 || Property("rocksdb.mem-table-flush-pending") > 0))
+            {
+                Thread.Sleep(20);
+            }
+        }
+
         private long Property(string name) =>
             long.TryParse(_db.GetProperty(name), NumberStyles.Integer, CultureInfo.InvariantCulture, out long value) ? value : 0;
 

@@ -120,7 +120,15 @@ internal sealed class YcsbStoreRun : IDisposable
     }
 
     /// <summary>Waits for the background work the last iteration left running (<see cref="IYcsbStore.Settle"/>).</summary>
-    public void Settle() => _store.Settle();
+    public void Settle()
+    {
+        var clock = Stopwatch.StartNew();
+        _store.Settle();
+        if (clock.Elapsed > TimeSpan.FromMilliseconds(100))
+        {
+            Console.WriteLine($"  {_label}: background work settled in {clock.Elapsed.TotalSeconds:F1} s");
+        }
+    }
 
     /// <summary>Closes the workers, verifies the store against the streams run, and reports.</summary>
     public YcsbResult Finish()
