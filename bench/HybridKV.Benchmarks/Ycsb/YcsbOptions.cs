@@ -233,12 +233,7 @@ public sealed record YcsbOptions(
                     : throw new ArgumentException($"--log-size-limit-ratio '{limit}' must be a number from 1.25 to 1000.", nameof(args))
                 : null,
             ReadCacheMb = Text("--read-cache-mb") is { } cache ? PowerOfTwo("--read-cache-mb", Number("--read-cache-mb", cache, 0, 1, 1 << 16)) : null,
-            PeerPageCache = Text("--peer-page-cache") switch
-            {
-                null or "on" => true,
-                "off" => false,
-                string value => throw new ArgumentException($"--peer-page-cache '{value}' must be on or off.", nameof(args)),
-            },
+            PeerPageCache = OnOff("--peer-page-cache", Text("--peer-page-cache"), true),
             CopyHotReads = OnOff("--copy-hot-reads", Text("--copy-hot-reads"), true),
             PeerCopyReads = OnOff("--peer-copy-reads", Text("--peer-copy-reads"), false),
             Device = Text("--device") switch

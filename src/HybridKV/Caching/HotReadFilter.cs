@@ -34,14 +34,10 @@ internal sealed class HotReadFilter
     {
         int bits = (int)Math.Clamp(BitOperations.RoundUpToPowerOf2((ulong)Math.Max(1, memoryBytes / 64)),
             (ulong)MinBits, (ulong)MaxBits);
-        Bits = bits;
         _words = new ulong[bits / 64];
         _shift = 64 - BitOperations.Log2((uint)bits);
         _forgetAfter = bits / 4;
     }
-
-    /// <summary>How many keys' bits the filter holds.</summary>
-    public int Bits { get; }
 
     /// <summary>
     /// Notes a device read of the key of <paramref name="keyHash"/>: true if the key was read from the device since the

@@ -99,7 +99,6 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
         Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead)
     {
         _onRecordRead = onRecordRead;
-        SharedRead = false;
         try
         {
 #pragma warning disable CA2012 // Consumed exactly once: by GetResult in ReadLanded.
@@ -149,7 +148,6 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
     public void RecordAlreadyRead(Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead)
     {
         _onRecordRead = onRecordRead;
-        SharedRead = false;
         RecordRead(failure: null);
     }
 
@@ -157,6 +155,7 @@ internal sealed class PendingOperation<TKey, TValue, TInput, TOutput, TContext> 
     {
         IoError = failure;
         HasRecord = true;
+        SharedRead = false;
         Action<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> onRecordRead = _onRecordRead!;
         _onRecordRead = null;
         onRecordRead(this);
