@@ -195,6 +195,10 @@ public sealed class LogBudgetTests : IDisposable
         {
             LogCompactionRatio = 0,
             IndexBuckets = 1L << 14,
+            // Nothing copied either: while the keys fit in memory the memory compactor copies the head page's live
+            // records forward (by design), and the log then holds the originals too (found by this assertion's
+            // message under the full suite: 2,501 keys, 44 KB kept in memory, the log 2.2x the keys).
+            MemoryCompactionMaxLiveFraction = 0,
         });
         using var session = store.NewSession();
         for (long k = 0; k < 40_000; k++)
