@@ -116,7 +116,10 @@ internal sealed class YcsbStoreRun : IDisposable
         _totalAllocated += allocated;
         _throughput.Add(opsPerSecond);
         _intervals.Add(series);
-        Console.WriteLine($"  {_label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s");
+        // Per iteration too: what the first allocates (pools of pending operations and device requests growing to the
+        // most the run ever has in flight) is not what a store serving for hours does.
+        Console.WriteLine($"  {_label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s, " +
+            $"{(operations == 0 ? 0 : (double)allocated / operations):F3} B/op allocated");
     }
 
     /// <summary>Waits for the background work the last iteration left running (<see cref="IYcsbStore.Settle"/>).</summary>

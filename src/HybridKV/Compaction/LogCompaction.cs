@@ -185,9 +185,19 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         // time up to 5 min: the store keeps serving, and the log does not fill with the same error at every page turn.
         TimeSpan backoff = TimeSpan.Zero;
         long retryAt = 0;
-        while (!_stopping.IsCancellationRequested)
+        // Awaited without the token (a wait with it made the writer that turned the page allocate, at every turn):
+        // stopping wakes the loop instead.
+        using CancellationTokenRegistration wake = _stopping.UnsafeRegister(
+            static log => ((Log.HybridLog)log!).WakePageTurnWaiters(), _engine.Log);
+        while (true)
         {
+            // Taken before the check: a stop after it completes the task.
             Task turned = _engine.Log.PageTurned;
+            if (_stopping.IsCancellationRequested)
+            {
+                return;
+            }
+
             if (Environment.TickCount64 >= retryAt && NextCompactionUntil(ratio, minBytes, limitRatio) is long until)
             {
                 try
@@ -211,14 +221,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 }
             }
 
-            try
-            {
-                await turned.WaitAsync(_stopping).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
-            {
-                return;
-            }
+            await turned.ConfigureAwait(false);
         }
     }
 

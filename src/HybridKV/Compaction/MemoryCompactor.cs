@@ -84,9 +84,15 @@ internal sealed class MemoryCompactor : IDisposable
 
     private async Task RunAsync()
     {
-        while (!_stopping.IsCancellationRequested)
+        while (true)
         {
+            // Taken before the check: a stop after it completes the task (Dispose wakes the page-turn waiters).
             Task turned = _log.PageTurned;
+            if (_stopping.IsCancellationRequested)
+            {
+                return;
+            }
+
             try
             {
                 CompactPagesNearHead();
@@ -99,14 +105,8 @@ internal sealed class MemoryCompactor : IDisposable
                 return;
             }
 
-            try
-            {
-                await turned.WaitAsync(_stopping.Token).ConfigureAwait(false);
-            }
-            catch (OperationCanceledException)
-            {
-                return;
-            }
+            // Awaited as it is: a wait with the token made the writer that turned the page allocate, at every turn.
+            await turned.ConfigureAwait(false);
         }
     }
 
@@ -184,6 +184,7 @@ internal sealed class MemoryCompactor : IDisposable
     public void Dispose()
     {
         _stopping.Cancel();
+        _log.WakePageTurnWaiters();
         _loop.GetAwaiter().GetResult();
         _stopping.Dispose();
     }

@@ -1,3 +1,5 @@
+using System.Threading.Tasks.Sources;
+
 namespace HybridKV.Devices;
 
 /// <summary>
@@ -46,7 +48,28 @@ internal sealed class IoThreadPool : IDisposable
             return ValueTask.FromCanceled(cancellationToken);
         }
 
-        var completion = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var request = new DelegateRequest(work);
+        Enqueue(request, first, cancellationToken);
+        return new ValueTask(request.Completion.Task);
+    }
+
+    /// <summary>Queues <paramref name="request"/>, which completes itself.</summary>
+    /// <param name="request">The blocking work.</param>
+    /// <param name="first">Runs before every queued request that is not (a write: see the remarks).</param>
+    /// <param name="cancellationToken">Cancels the work if it has not started.</param>
+    public void Run(IoRequest request, bool first, CancellationToken cancellationToken)
+    {
+        if (cancellationToken.IsCancellationRequested)
+        {
+            request.Cancel(cancellationToken);
+            return;
+        }
+
+        Enqueue(request, first, cancellationToken);
+    }
+
+    private void Enqueue(IoRequest request, bool first, CancellationToken cancellationToken)
+    {
         lock (_gate)
         {
             if (_stopping)
@@ -54,11 +77,9 @@ internal sealed class IoThreadPool : IDisposable
                 throw new ObjectDisposedException(nameof(IoThreadPool), "The device's I/O threads have stopped.");
             }
 
-            (first ? _first : _rest).Enqueue(new WorkItem(work, completion, cancellationToken));
+            (first ? _first : _rest).Enqueue(new WorkItem(request, cancellationToken));
             Monitor.Pulse(_gate);
         }
-
-        return new ValueTask(completion.Task);
     }
 
     private void Loop()
@@ -82,21 +103,11 @@ internal sealed class IoThreadPool : IDisposable
 
             if (item.CancellationToken.IsCancellationRequested)
             {
-                item.Completion.TrySetCanceled(item.CancellationToken);
+                item.Request.Cancel(item.CancellationToken);
                 continue;
             }
 
-            try
-            {
-                item.Work();
-                item.Completion.TrySetResult();
-            }
-#pragma warning disable CA1031 // Every failure belongs to the request that caused it.
-            catch (Exception error)
-#pragma warning restore CA1031
-            {
-                item.Completion.TrySetException(error);
-            }
+            item.Request.Run();
         }
     }
 
@@ -120,5 +131,115 @@ internal sealed class IoThreadPool : IDisposable
         }
     }
 
-    private readonly record struct WorkItem(Action Work, TaskCompletionSource Completion, CancellationToken CancellationToken);
+    private readonly record struct WorkItem(IoRequest Request, CancellationToken CancellationToken);
+
+    /// <summary>Work queued by <see cref="IoThreadPool.Run(Action, CancellationToken, bool)"/>: completes a task, whose
+    /// continuations run on the thread pool.</summary>
+    private sealed class DelegateRequest(Action work) : IoRequest
+    {
+        public TaskCompletionSource Completion { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        public override void Run()
+        {
+            try
+            {
+                work();
+                Completion.TrySetResult();
+            }
+#pragma warning disable CA1031 // Every failure belongs to the request that caused it.
+            catch (Exception error)
+#pragma warning restore CA1031
+            {
+                Completion.TrySetException(error);
+            }
+        }
+
+        public override void Cancel(CancellationToken cancellationToken) => Completion.TrySetCanceled(cancellationToken);
+    }
+}
+
+/// <summary>Blocking work for the <see cref="IoThreadPool"/>: run on one of its threads, or cancelled before it
+/// started.</summary>
+internal abstract class IoRequest
+{
+    /// <summary>Does the work and completes the request; never throws.</summary>
+    public abstract void Run();
+
+    /// <summary>Completes the request as cancelled, its work not done.</summary>
+    public abstract void Cancel(CancellationToken cancellationToken);
+}
+
+/// <summary>
+/// A reusable <see cref="IoRequest"/> that is its own <see cref="ValueTask"/>, completed on the thread pool as the
+/// pool's other requests are (queued as itself): nothing is allocated per request (a page flush allocated its work
+/// item, a completion source and its task). Taken from a pool by its owner; <see cref="OnConsumed"/> gives it back once
+/// the one awaiter it has took the result.
+/// </summary>
+internal abstract class PooledIoRequest : IoRequest, IValueTaskSource, IThreadPoolWorkItem
+{
+    private ManualResetValueTaskSourceCore<bool> _core;
+    private Exception? _error;
+
+    /// <summary>The request as a task for the one awaiter it has.</summary>
+    public ValueTask AsValueTask() => new(this, _core.Version);
+
+    /// <summary>The blocking work.</summary>
+    protected abstract void DoWork();
+
+    /// <summary>Called once the result was taken: the request may go back to its pool.</summary>
+    protected abstract void OnConsumed();
+
+    public sealed override void Run()
+    {
+        try
+        {
+            DoWork();
+        }
+#pragma warning disable CA1031 // Every failure belongs to the request that caused it.
+        catch (Exception error)
+#pragma warning restore CA1031
+        {
+            _error = error;
+        }
+
+        ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+    }
+
+    public sealed override void Cancel(CancellationToken cancellationToken)
+    {
+        _error = new OperationCanceledException(cancellationToken);
+        ThreadPool.UnsafeQueueUserWorkItem(this, preferLocal: false);
+    }
+
+    void IThreadPoolWorkItem.Execute()
+    {
+        Exception? error = _error;
+        _error = null;
+        if (error is null)
+        {
+            _core.SetResult(true);
+        }
+        else
+        {
+            _core.SetException(error);
+        }
+    }
+
+    void IValueTaskSource.GetResult(short token)
+    {
+        try
+        {
+            _core.GetResult(token);
+        }
+        finally
+        {
+            _core.Reset();
+            OnConsumed();
+        }
+    }
+
+    ValueTaskSourceStatus IValueTaskSource.GetStatus(short token) => _core.GetStatus(token);
+
+    void IValueTaskSource.OnCompleted(Action<object?> continuation, object? state, short token,
+        ValueTaskSourceOnCompletedFlags flags) => _core.OnCompleted(continuation, state, token, flags);
 }

@@ -65,21 +65,65 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
     protected override ValueTask WriteSegmentAsync(
         long segment, long offset, ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
     {
-        return _io.Run(() =>
-        {
-            SafeFileHandle file = OpenSegment(segment, create: true)!;
-            try
-            {
-                WriteAligned(file, source.Span, offset);
-            }
-            catch (Exception error) when (error is IOException or UnauthorizedAccessException)
-            {
-                throw new StorageDeviceException(
-                    $"Writing {source.Length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.", error);
-            }
+        SegmentWrite write = RentWrite();
+        write.Set(segment, offset, source);
+        _io.Run(write, first: true, cancellationToken);
+        // Its version changes only once its result was taken: the task is the request's even if it completed already.
+        return write.AsValueTask();
+    }
 
-            _unflushed.TryAdd(segment, 0);
-        }, cancellationToken, first: true);
+    // Writes in flight come from here and go back once their result is taken: a page flush allocates nothing.
+    private readonly Stack<SegmentWrite> _spareWrites = new();
+
+    private SegmentWrite RentWrite()
+    {
+        lock (_spareWrites)
+        {
+            if (_spareWrites.TryPop(out SegmentWrite? write))
+            {
+                return write;
+            }
+        }
+
+        return new SegmentWrite(this);
+    }
+
+    private void WriteSegment(long segment, long offset, ReadOnlyMemory<byte> source)
+    {
+        SafeFileHandle file = OpenSegment(segment, create: true)!;
+        try
+        {
+            WriteAligned(file, source.Span, offset);
+        }
+        catch (Exception error) when (error is IOException or UnauthorizedAccessException)
+        {
+            throw new StorageDeviceException(
+                $"Writing {source.Length} bytes at offset {offset} of '{SegmentPath(segment)}' failed.", error);
+        }
+
+        _unflushed.TryAdd(segment, 0);
+    }
+
+    /// <summary>A write of one segment's range on the I/O threads, reused.</summary>
+    private sealed class SegmentWrite(LocalFileDevice device) : PooledIoRequest
+    {
+        private long _segment;
+        private long _offset;
+        private ReadOnlyMemory<byte> _source;
+
+        public void Set(long segment, long offset, ReadOnlyMemory<byte> source) =>
+            (_segment, _offset, _source) = (segment, offset, source);
+
+        protected override void DoWork() => device.WriteSegment(_segment, _offset, _source);
+
+        protected override void OnConsumed()
+        {
+            _source = default;
+            lock (device._spareWrites)
+            {
+                device._spareWrites.Push(this);
+            }
+        }
     }
 
     /// <inheritdoc/>

@@ -59,7 +59,8 @@ public abstract class StorageDevice : IDisposable
     /// <summary>The highest address (exclusive) this device accepts.</summary>
     public long Capacity { get; }
 
-    /// <summary>The number of bytes written by completed writes since the device was created.</summary>
+    /// <summary>The number of bytes of the writes issued since the device was created (counted as each segment's
+    /// part is issued, as reads are).</summary>
     public long BytesWritten => Interlocked.Read(ref _bytesWritten);
 
     /// <summary>The number of bytes read by completed reads since the device was created.</summary>
@@ -77,16 +78,28 @@ public abstract class StorageDevice : IDisposable
     /// <summary>Writes <paramref name="source"/> at <paramref name="address"/>.</summary>
     /// <exception cref="ArgumentException">The address or length is not sector-aligned, or out of range.</exception>
     /// <exception cref="StorageDeviceException">The storage failed.</exception>
-    public async ValueTask WriteAsync(long address, ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
+    public ValueTask WriteAsync(long address, ReadOnlyMemory<byte> source, CancellationToken cancellationToken = default)
     {
         CheckRequest(address, source.Length, nameof(source), forRead: false);
         cancellationToken.ThrowIfCancellationRequested();
+        if (LengthWithinSegment(address, source.Length) == source.Length)
+        {
+            // One segment (every page flush): the segment's own task, with no state machine around it.
+            Interlocked.Add(ref _bytesWritten, source.Length);
+            return WriteSegmentAsync(address >> SegmentSizeBits, address & (SegmentSize - 1), source, cancellationToken);
+        }
+
+        return WriteSegmentsAsync(address, source, cancellationToken);
+    }
+
+    private async ValueTask WriteSegmentsAsync(long address, ReadOnlyMemory<byte> source, CancellationToken cancellationToken)
+    {
         while (!source.IsEmpty)
         {
             int length = LengthWithinSegment(address, source.Length);
+            Interlocked.Add(ref _bytesWritten, length);
             await WriteSegmentAsync(address >> SegmentSizeBits, address & (SegmentSize - 1), source[..length],
                 cancellationToken).ConfigureAwait(false);
-            Interlocked.Add(ref _bytesWritten, length);
             address += length;
             source = source[length..];
         }

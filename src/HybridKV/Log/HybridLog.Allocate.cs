@@ -162,6 +162,11 @@ internal sealed partial class HybridLog
     /// <summary>Completes at the next page turn of a log with a device (pages move toward eviction).</summary>
     public Task PageTurned => _pageTurned.NextSignal;
 
+    /// <summary>Completes <see cref="PageTurned"/> without a page turn: background loops that await it (never with a
+    /// cancellation token: a token's wait allocated on the thread that turned the page, at every turn) are stopped
+    /// this way.</summary>
+    public void WakePageTurnWaiters() => _pageTurned.Signal();
+
     private static long TailWord(long page, int offset) => (page << 32) | (uint)offset;
 
     [StructLayout(LayoutKind.Explicit, Size = 128)]

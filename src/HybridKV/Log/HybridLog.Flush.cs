@@ -68,45 +68,79 @@ internal sealed partial class HybridLog
         }
 
         // One write per page, so that each comes from a single frame.
+        long sectorMask = _device.SectorSize - 1;
         for (long page = start >> _pageSizeBits; (page << _pageSizeBits) < end; page++)
         {
             long from = Math.Max(start, page << _pageSizeBits);
             long to = Math.Min(end, (page + 1) << _pageSizeBits);
-            Task sharedSector = (from & (_device.SectorSize - 1)) != 0 ? _lastFlushWrite : Task.CompletedTask;
             Interlocked.Increment(ref _outstandingFlushes);
-            _lastFlushWrite = FlushPageRangeAsync(_device, page, from, to, sharedSector);
+            if (((from | to) & sectorMask) == 0)
+            {
+                // Whole sectors (every full page): nothing to order, and nothing allocated.
+                RentFlush().Start(page, from, to);
+            }
+            else
+            {
+                // A range ending inside a sector is followed by one starting in it (after a fold-over checkpoint or
+                // recovery ended a flush mid-page): the second waits for the first's write, which holds an older copy
+                // of that sector; otherwise the older copy could land last.
+                Task sharedSector = (from & sectorMask) != 0 ? _lastFlushWrite : Task.CompletedTask;
+                _lastFlushWrite = FlushAfterAsync(sharedSector, page, from, to);
+            }
         }
     }
 
-    private async Task FlushPageRangeAsync(StorageDevice device, long page, long from, long to, Task sharedSector)
+    private async Task FlushAfterAsync(Task sharedSector, long page, long from, long to)
     {
         try
         {
-            // Whole sectors, within the page. The sectors at the edges may hold bytes outside [from, to): before
-            // 'from' they were flushed already (and that write has completed: see _flushIssueLock); after 'to' they
-            // are rewritten when their own range is flushed.
             await sharedSector.ConfigureAwait(false);
-            WriteChecksums(page, from, to);
-            long sectorMask = device.SectorSize - 1;
-            long pageEnd = (page + 1) << _pageSizeBits;
-            long alignedFrom = from & ~sectorMask;
-            long alignedTo = Math.Min((to + sectorMask) & ~sectorMask, pageEnd);
-            Memory<byte> source = _frameMemory[page & _frameMask]!.Memory
-                .Slice((int)(alignedFrom & _offsetMask), (int)(alignedTo - alignedFrom));
-            await device.WriteAsync(alignedFrom, source).ConfigureAwait(false);
-            if (_flushTracker.Complete(from, to))
-            {
-                ShiftHeadAddress(DesiredHeadAddress(TailAddress >> _pageSizeBits), LightEpoch.NoEntry);
-            }
+            await BeginWrite(page, from, to).ConfigureAwait(false);
         }
 #pragma warning disable CA1031 // A flush failure is recorded and surfaces to every operation that needs the space.
         catch (Exception error)
 #pragma warning restore CA1031
         {
-            InterlockedMin(ref _flushFailedFrom, from);
-            if (Interlocked.CompareExchange(ref _flushError, ExceptionDispatchInfo.Capture(error), null) is null)
+            EndWrite(from, to, error);
+            return;
+        }
+
+        EndWrite(from, to, error: null);
+    }
+
+    /// <summary>Writes the range's checksums and issues its write: whole sectors, within the page. The sectors at the
+    /// edges may hold bytes outside [from, to): before 'from' they were flushed already (and that write has completed:
+    /// see <see cref="FlushRange"/>); after 'to' they are rewritten when their own range is flushed.</summary>
+    private ValueTask BeginWrite(long page, long from, long to)
+    {
+        StorageDevice device = _device!;
+        WriteChecksums(page, from, to);
+        long sectorMask = device.SectorSize - 1;
+        long pageEnd = (page + 1) << _pageSizeBits;
+        long alignedFrom = from & ~sectorMask;
+        long alignedTo = Math.Min((to + sectorMask) & ~sectorMask, pageEnd);
+        Memory<byte> source = _frameMemory[page & _frameMask]!.Memory
+            .Slice((int)(alignedFrom & _offsetMask), (int)(alignedTo - alignedFrom));
+        return device.WriteAsync(alignedFrom, source);
+    }
+
+    /// <summary>A flush's write completed, or failed with <paramref name="error"/>: the flushed prefix and the head move
+    /// on, or the failure is recorded; waiters for space are woken either way.</summary>
+    private void EndWrite(long from, long to, Exception? error)
+    {
+        try
+        {
+            if (error is not null)
             {
-                StoreLog.FlushFailed(_logger, from, to, error);
+                InterlockedMin(ref _flushFailedFrom, from);
+                if (Interlocked.CompareExchange(ref _flushError, ExceptionDispatchInfo.Capture(error), null) is null)
+                {
+                    StoreLog.FlushFailed(_logger, from, to, error);
+                }
+            }
+            else if (_flushTracker.Complete(from, to))
+            {
+                ShiftHeadAddress(DesiredHeadAddress(TailAddress >> _pageSizeBits), LightEpoch.NoEntry);
             }
         }
         finally

@@ -197,8 +197,21 @@ internal sealed unsafe partial class HybridLog : IDisposable
         newReadOnlyAddress = Math.Min(newReadOnlyAddress, TailAddress);
         if (Monotonic.TryRaise(ref _readOnlyAddress, newReadOnlyAddress))
         {
-            _epoch.BumpCurrentEpoch(() => OnReadOnlyAddressSafe(newReadOnlyAddress), callerEntry);
+            _epoch.BumpCurrentEpoch(s_onReadOnlyAddressSafe, this, newReadOnlyAddress, callerEntry);
         }
+    }
+
+    // Static, with the log as state: a page turn's trigger actions allocate nothing.
+    private static readonly Action<object?, long> s_onReadOnlyAddressSafe =
+        static (log, address) => ((HybridLog)log!).OnReadOnlyAddressSafe(address);
+
+    private static readonly Action<object?, long> s_onHeadAddressSafe =
+        static (log, address) => ((HybridLog)log!).OnHeadAddressSafe(address);
+
+    private void OnHeadAddressSafe(long newHead)
+    {
+        Monotonic.TryRaise(ref _safeHeadAddress, newHead);
+        _spaceSignal.Signal();
     }
 
     /// <summary>
@@ -210,13 +223,7 @@ internal sealed unsafe partial class HybridLog : IDisposable
         long newHead = Math.Min(desiredHeadAddress, FlushedUntilAddress) & ~_offsetMask;
         if (newHead > HeadAddress && Monotonic.TryRaise(ref _headAddress, newHead))
         {
-            _epoch.BumpCurrentEpoch(
-                () =>
-                {
-                    Monotonic.TryRaise(ref _safeHeadAddress, newHead);
-                    _spaceSignal.Signal();
-                },
-                callerEntry);
+            _epoch.BumpCurrentEpoch(s_onHeadAddressSafe, this, newHead, callerEntry);
         }
     }
 

@@ -7,11 +7,10 @@ namespace HybridKV.Utilities;
 /// </summary>
 internal sealed class AsyncSignal
 {
-    private TaskCompletionSource _next = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-    // 1 once a waiter took the current task: a signal nobody can be waiting for completes nothing and allocates
-    // nothing (a session signals this at every device read that lands).
-    private int _taken;
+    // The task the next signal completes; null or completed while nobody took one. A waiter makes it, not the
+    // signaller: a signal nobody waits for allocates nothing, and a writer that turns a page signals whoever waits
+    // for page turns (compaction) without allocating their next task on its own thread.
+    private TaskCompletionSource? _next;
 
     // Blocking waiters wait on these instead of a task (see WaitBlocking): signals so far, threads in WaitBlocking,
     // and the monitor they wait on.
@@ -24,10 +23,22 @@ internal sealed class AsyncSignal
     {
         get
         {
-            // Marked before the task is read: a signal that finds no mark ran before this waiter's own check of its
-            // condition, which then sees what was signalled.
-            Interlocked.Exchange(ref _taken, 1);
-            return Volatile.Read(ref _next).Task;
+            while (true)
+            {
+                TaskCompletionSource? current = Volatile.Read(ref _next);
+                if (current is not null && !current.Task.IsCompleted)
+                {
+                    return current.Task;
+                }
+
+                // Installed before the waiter checks its condition: a signal that misses it ran before that check,
+                // which then sees what was signalled.
+                var fresh = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                if (Interlocked.CompareExchange(ref _next, fresh, current) == current)
+                {
+                    return fresh.Task;
+                }
+            }
         }
     }
 
@@ -83,13 +94,8 @@ internal sealed class AsyncSignal
             }
         }
 
-        if (Interlocked.Exchange(ref _taken, 0) == 0)
-        {
-            return;
-        }
-
-        var fresh = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Interlocked.Exchange(ref _next, fresh).TrySetResult();
+        // Completed or null when nobody took it since the last signal: then nothing happens.
+        Volatile.Read(ref _next)?.TrySetResult();
     }
 }
 
