@@ -28,6 +28,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     private readonly LogReader<TKey, TValue> _reader;
     private readonly LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions> _tracer;
     private DeviceChecks<TKey> _checks = new();
+    private readonly CopyReservation _reservation = new();
     private DeviceChecks<TKey> _lateChecks = new();
     private readonly ChecksAhead<TKey> _checksAhead = new();
     private readonly CandidateRecords<TKey, TValue> _candidates = new();
@@ -308,7 +309,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             for (int i = first; i < end; i++)
             {
-                if (!TryCopyIfLiveInMemory(_candidates.RecordAt(i), _candidates.AddressAt(i), ref counts, out space))
+                // The batch's copies take their room at the tail together (CopyReservation).
+                _reservation.Expected = end - i;
+                if (!TryCopyIfLiveInMemory(_candidates.RecordAt(i), _candidates.AddressAt(i), ref counts, out space,
+                        _reservation))
                 {
                     return i;
                 }
@@ -316,6 +320,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         }
         finally
         {
+            _engine.ReleaseReservation(_reservation);
             _reader.Unprotect();
         }
 
@@ -328,7 +333,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// again since, and that record left memory) becomes a check instead of a device read. False, with
     /// <paramref name="space"/> to wait for, when the tail had no room: the caller tries again after.
     /// </summary>
-    private bool TryCopyIfLiveInMemory(LogRecord<TKey, TValue> source, long address, ref Counts counts, out Task? space)
+    private bool TryCopyIfLiveInMemory(LogRecord<TKey, TValue> source, long address, ref Counts counts, out Task? space,
+        CopyReservation? reservation = null)
     {
         space = null;
         VarBytes scratch = default;
@@ -346,7 +352,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         }
 
         Task room = _engine.Log.SpaceSignal;
-        switch (_engine.ConditionalCopyFromDevice(source, address, trace.Entry, _epochEntry))
+        switch (_engine.ConditionalCopyFromDevice(source, address, trace.Entry, _epochEntry, reservation))
         {
             case CopyForwardOutcome.Copied:
                 counts.Add(source.Size);

@@ -123,7 +123,53 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// Reserves room for a copy, never waiting: false when the tail has no free frame now, or when writing the log to
     /// its device failed (the store reports that to every operation that needs room; copying simply stops).
     /// </summary>
-    private bool TryAllocateCopy(int size, int epochEntry, out long address)
+    private bool TryAllocateCopy(int size, int epochEntry, out long address) =>
+        TryAllocateCopy(size, epochEntry, reservation: null, stateWord: 0, out address);
+
+    /// <summary>
+    /// <see cref="TryAllocateCopy(int, int, out long)"/>, from <paramref name="reservation"/>'s room when it has a slot
+    /// of this size taken in <paramref name="stateWord"/>; otherwise what is left of it is released and room is taken
+    /// for as many copies as its owner still expects.
+    /// </summary>
+    private bool TryAllocateCopy(int size, int epochEntry, CopyReservation? reservation, long stateWord, out long address)
+    {
+        if (reservation is not null)
+        {
+            if (reservation.Fits(size, stateWord))
+            {
+                address = reservation.Next;
+                reservation.Next += size;
+                return true;
+            }
+
+            ReleaseReservation(reservation);
+            // At most an eighth of a page: a room that does not fit in the tail's page leaves the rest of it empty.
+            int copies = Math.Min(Math.Min(reservation.Expected, CopyReservation.MaxCopies), Log.PageSize / 8 / size);
+            if (copies > 1 && TryAllocateRoom(size * copies, epochEntry, out long room))
+            {
+                (reservation.Next, reservation.End) = (room + size, room + ((long)size * copies));
+                (reservation.RecordSize, reservation.StateWord) = (size, stateWord);
+                address = room;
+                return true;
+            }
+        }
+
+        return TryAllocateRoom(size, epochEntry, out address);
+    }
+
+    /// <summary>Writes the slots <paramref name="reservation"/> has left as unused records; its owner calls this before
+    /// it leaves protection (the slots lie at the tail, which no flush passes while it is protected).</summary>
+    public void ReleaseReservation(CopyReservation reservation)
+    {
+        for (long address = reservation.Next; address < reservation.End; address += reservation.RecordSize)
+        {
+            Log.GetRecord<TKey, TValue>(address).InitializeUnused(reservation.RecordSize);
+        }
+
+        reservation.Next = reservation.End;
+    }
+
+    private bool TryAllocateRoom(int size, int epochEntry, out long address)
     {
         try
         {
@@ -220,8 +266,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// <param name="epochEntry">The caller's epoch row, protected.</param>
     /// <param name="sourceInMemoryAt">The source's address when it is in a page frame (the allocation may wait for a page
     /// turn and let the frame go), or -1 for a buffer.</param>
+    /// <param name="reservation">Room taken for a batch of copies, or null for one taken alone.</param>
     private CopyForwardOutcome TryLinkCopy(
-        LogRecord<TKey, TValue> source, ref IndexSlot slot, int epochEntry, long sourceInMemoryAt)
+        LogRecord<TKey, TValue> source, ref IndexSlot slot, int epochEntry, long sourceInMemoryAt,
+        CopyReservation? reservation = null)
     {
         if (slot.FoundWhilePreparing)
         {
@@ -243,7 +291,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         long version = state.SessionVersion & RecordHeader.VersionMask;
 
         int size = source.Size;
-        if (!TryAllocateCopy(size, epochEntry, out long copyAddress))
+        if (!TryAllocateCopy(size, epochEntry, reservation, stateWord, out long copyAddress))
         {
             return CopyForwardOutcome.NotNow;
         }

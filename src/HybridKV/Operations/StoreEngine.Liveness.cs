@@ -106,10 +106,13 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// Appends a copy of <paramref name="source"/> (a record of the log at <paramref name="address"/>, in memory or
     /// read from the device into a buffer) and makes it the head of its key's chain, if the key's index entry still
     /// leads to <paramref name="address"/> without a newer record of the key: from <paramref name="tracedEntry"/>
-    /// down, the caller established that; newer entries are traced here, in memory. The caller holds protection.
+    /// down, the caller established that; newer entries are traced here, in memory. The caller holds protection; with
+    /// a <paramref name="reservation"/>, the copy takes its room from it (<see cref="CopyReservation"/>), and the caller
+    /// releases it before leaving protection.
     /// </summary>
     public CopyForwardOutcome ConditionalCopyFromDevice(
-        LogRecord<TKey, TValue> source, long address, long tracedEntry, int epochEntry)
+        LogRecord<TKey, TValue> source, long address, long tracedEntry, int epochEntry,
+        CopyReservation? reservation = null)
     {
         while (true)
         {
@@ -130,7 +133,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 }
             }
 
-            CopyForwardOutcome outcome = TryLinkCopy(source, ref slot, epochEntry, sourceInMemoryAt: -1);
+            CopyForwardOutcome outcome = TryLinkCopy(source, ref slot, epochEntry, sourceInMemoryAt: -1, reservation);
             if (outcome != CopyForwardOutcome.NotLive)
             {
                 return outcome;
