@@ -299,18 +299,24 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         space = null;
         int end = Math.Min(first + TraceBatch, _candidates.Count);
         VarBytes scratch = default;
+        // Records of both fixed sizes may be kept (with and without an expiry word): a room is for one size, and is
+        // taken for as many of that size as the batch has left.
+        int plain = 0;
         for (int i = first; i < end; i++)
         {
             _engine.Index.Prefetch(new Index.KeyHash(_engine.KeyHashOf(in _candidates.RecordAt(i).KeyRef(ref scratch))));
+            plain += _candidates.RecordAt(i).Size == LogRecord<TKey, TValue>.FixedSize ? 1 : 0;
         }
 
+        int expiring = end - first - plain;
         _reader.Protect();
         try
         {
             for (int i = first; i < end; i++)
             {
                 // The batch's copies take their room at the tail together (CopyReservation).
-                _reservation.Expected = end - i;
+                bool isPlain = _candidates.RecordAt(i).Size == LogRecord<TKey, TValue>.FixedSize;
+                _reservation.Expected = isPlain ? plain-- : expiring--;
                 if (!TryCopyIfLiveInMemory(_candidates.RecordAt(i), _candidates.AddressAt(i), ref counts, out space,
                         _reservation))
                 {

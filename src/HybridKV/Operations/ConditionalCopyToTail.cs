@@ -128,8 +128,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>
     /// <see cref="TryAllocateCopy(int, int, out long)"/>, from <paramref name="reservation"/>'s room when it has a slot
-    /// of this size taken in <paramref name="stateWord"/>; otherwise what is left of it is released and room is taken
-    /// for as many copies as its owner still expects.
+    /// of this size taken in <paramref name="stateWord"/>; a copy of the other size while the room lasts is taken
+    /// alone; otherwise what is left of the room is released and room is taken for as many copies as its owner still
+    /// expects of this size.
     /// </summary>
     private bool TryAllocateCopy(int size, int epochEntry, CopyReservation? reservation, long stateWord, out long address)
     {
@@ -140,6 +141,12 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
                 address = reservation.Next;
                 reservation.Next += size;
                 return true;
+            }
+
+            if (reservation.Next < reservation.End && reservation.StateWord == stateWord)
+            {
+                // A record of the other size while the room lasts: taken alone, the room kept for its own size.
+                return TryAllocateRoom(size, epochEntry, out address);
             }
 
             ReleaseReservation(reservation);

@@ -26,7 +26,8 @@ internal sealed class CopyReservation
     /// <summary>The system state word the room was taken in.</summary>
     internal long StateWord { get; set; }
 
-    /// <summary>How many copies the owner may still make in this protected stretch: the size of the next room taken.</summary>
+    /// <summary>How many copies of the next one's size the owner may still make in this protected stretch: the size of
+    /// the next room taken.</summary>
     public int Expected { get; set; }
 
     /// <summary>Whether a copy of <paramref name="size"/> bytes made in <paramref name="stateWord"/> fits in the room
