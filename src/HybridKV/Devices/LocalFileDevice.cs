@@ -73,20 +73,9 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
     }
 
     // Writes in flight come from here and go back once their result is taken: a page flush allocates nothing.
-    private readonly Stack<SegmentWrite> _spareWrites = new();
+    private readonly Utilities.SpareObjects<SegmentWrite> _spareWrites = new();
 
-    private SegmentWrite RentWrite()
-    {
-        lock (_spareWrites)
-        {
-            if (_spareWrites.TryPop(out SegmentWrite? write))
-            {
-                return write;
-            }
-        }
-
-        return new SegmentWrite(this);
-    }
+    private SegmentWrite RentWrite() => _spareWrites.TryTake(out SegmentWrite? write) ? write : new SegmentWrite(this);
 
     private void WriteSegment(long segment, long offset, ReadOnlyMemory<byte> source)
     {
@@ -119,10 +108,7 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
         protected override void OnConsumed()
         {
             _source = default;
-            lock (device._spareWrites)
-            {
-                device._spareWrites.Push(this);
-            }
+            device._spareWrites.TryKeep(this);
         }
     }
 

@@ -5,20 +5,9 @@ namespace HybridKV.Log;
 internal sealed partial class HybridLog
 {
     // Flushes of whole sectors in flight come from here and go back when their write completed.
-    private readonly Stack<PageFlush> _spareFlushes = new();
+    private readonly Utilities.SpareObjects<PageFlush> _spareFlushes = new();
 
-    private PageFlush RentFlush()
-    {
-        lock (_spareFlushes)
-        {
-            if (_spareFlushes.TryPop(out PageFlush? flush))
-            {
-                return flush;
-            }
-        }
-
-        return new PageFlush(this);
-    }
+    private PageFlush RentFlush() => _spareFlushes.TryTake(out PageFlush? flush) ? flush : new PageFlush(this);
 
     /// <summary>
     /// The flush of one page range of whole sectors, reused: it issues the write and, when the write completes, moves
@@ -87,10 +76,7 @@ internal sealed partial class HybridLog
         {
             (long from, long to) = (_from, _to);
             _write = default;
-            lock (_log._spareFlushes)
-            {
-                _log._spareFlushes.Push(this);
-            }
+            _log._spareFlushes.TryKeep(this);
 
             _log.EndWrite(from, to, error);
         }

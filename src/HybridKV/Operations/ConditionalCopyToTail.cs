@@ -121,30 +121,24 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     /// <summary>
     /// Reserves room for a copy, never waiting: false when the tail has no free frame now, or when writing the log to
-    /// its device failed (the store reports that to every operation that needs room; copying simply stops).
-    /// </summary>
-    private bool TryAllocateCopy(int size, int epochEntry, out long address) =>
-        TryAllocateCopy(size, epochEntry, reservation: null, stateWord: 0, out address);
-
-    /// <summary>
-    /// <see cref="TryAllocateCopy(int, int, out long)"/>, from <paramref name="reservation"/>'s room when it has a slot
-    /// of this size taken in <paramref name="stateWord"/>; a copy of the other size while the room lasts is taken
-    /// alone; otherwise what is left of the room is released and room is taken for as many copies as its owner still
-    /// expects of this size.
+    /// its device failed (the store reports that to every operation that needs room; copying simply stops). With a
+    /// <paramref name="reservation"/>, from its room when it has a slot of this size taken in
+    /// <paramref name="stateWord"/>; a copy of the other size while the room lasts is taken alone; otherwise what is
+    /// left of the room is released and room is taken for as many copies as its owner still expects of this size.
     /// </summary>
     private bool TryAllocateCopy(int size, int epochEntry, CopyReservation? reservation, long stateWord, out long address)
     {
         if (reservation is not null)
         {
-            if (reservation.Fits(size, stateWord))
+            if (reservation.HasRoomIn(stateWord))
             {
-                address = reservation.Next;
-                reservation.Next += size;
-                return true;
-            }
+                if (size == reservation.RecordSize)
+                {
+                    address = reservation.Next;
+                    reservation.Next += size;
+                    return true;
+                }
 
-            if (reservation.Next < reservation.End && reservation.StateWord == stateWord)
-            {
                 // A record of the other size while the room lasts: taken alone, the room kept for its own size.
                 return TryAllocateRoom(size, epochEntry, out address);
             }

@@ -30,7 +30,7 @@ internal sealed class CopyReservation
     /// the next room taken.</summary>
     public int Expected { get; set; }
 
-    /// <summary>Whether a copy of <paramref name="size"/> bytes made in <paramref name="stateWord"/> fits in the room
-    /// left.</summary>
-    internal bool Fits(int size, long stateWord) => size == RecordSize && stateWord == StateWord && Next + size <= End;
+    /// <summary>Whether slots are left that a copy made in <paramref name="stateWord"/> may use (slots of
+    /// <see cref="RecordSize"/> bytes).</summary>
+    internal bool HasRoomIn(long stateWord) => Next < End && stateWord == StateWord;
 }

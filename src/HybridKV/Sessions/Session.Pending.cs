@@ -1,6 +1,7 @@
 using System.Collections.Concurrent;
 using System.Runtime.ExceptionServices;
 using HybridKV.Operations;
+using HybridKV.Utilities;
 
 namespace HybridKV.Sessions;
 
@@ -97,62 +98,36 @@ public sealed partial class Session<TKey, TValue, TInput, TOutput, TContext, TFu
     // device allocates no operation and no buffer: one reported to its completion callback once the callback returns,
     // an awaited one once its task has its result (the caller reads that task right after parking it, possibly after
     // the operation finished: the task stays on the operation until its next Start, which only the caller does).
-    private readonly Stack<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _spare = new();
+    private readonly SpareObjects<PendingOperation<TKey, TValue, TInput, TOutput, TContext>> _spare = new(MaxSpare);
 
     /// <summary>At most this many finished operations are kept, each with a buffer of a few sectors (up to about 16
     /// MiB for a session that keeps as many reads in flight): as many as a busy session has pending at once. A session
     /// with more pending makes (and later frees) an operation for each beyond it.</summary>
     internal const int MaxSpare = 4096;
 
-    private PendingOperation<TKey, TValue, TInput, TOutput, TContext> RentSpare()
-    {
-        lock (_spare)
-        {
-            if (_spare.TryPop(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? spare))
-            {
-                return spare;
-            }
-        }
-
-        return new PendingOperation<TKey, TValue, TInput, TOutput, TContext>();
-    }
+    private PendingOperation<TKey, TValue, TInput, TOutput, TContext> RentSpare() =>
+        _spare.TryTake(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? spare)
+            ? spare
+            : new PendingOperation<TKey, TValue, TInput, TOutput, TContext>();
 
     private void ReturnSpare(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
     {
         operation.Clear();
-        lock (_spare)
+        if (!_spare.TryKeep(operation))
         {
-            if (_spare.Count < MaxSpare)
-            {
-                _spare.Push(operation);
-                return;
-            }
+            operation.Dispose();
         }
-
-        operation.Dispose();
     }
 
     /// <summary>Finished operations kept for reuse.</summary>
-    internal int SpareCount
-    {
-        get
-        {
-            lock (_spare)
-            {
-                return _spare.Count;
-            }
-        }
-    }
+    internal int SpareCount => _spare.Count;
 
     /// <summary>Frees the buffers of the operations kept for reuse (the session is closing).</summary>
     private void DisposeSpares()
     {
-        lock (_spare)
+        while (_spare.TryTake(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? spare))
         {
-            while (_spare.TryPop(out PendingOperation<TKey, TValue, TInput, TOutput, TContext>? spare))
-            {
-                spare.Dispose();
-            }
+            spare.Dispose();
         }
     }
 

@@ -166,10 +166,9 @@ public sealed class CopyReservationTests
     public void A_room_taken_in_one_system_state_is_not_used_in_another()
     {
         var reservation = new CopyReservation { Next = 64, End = 64 + (4 * RecordSize), RecordSize = RecordSize, StateWord = 7 };
-        Assert.True(reservation.Fits(RecordSize, stateWord: 7));
-        Assert.False(reservation.Fits(RecordSize, stateWord: 8));
-        Assert.False(reservation.Fits(LogRecord<long, long>.MaxFixedSize, stateWord: 7));
+        Assert.True(reservation.HasRoomIn(stateWord: 7));
+        Assert.False(reservation.HasRoomIn(stateWord: 8));
         reservation.Next = reservation.End;
-        Assert.False(reservation.Fits(RecordSize, stateWord: 7));
+        Assert.False(reservation.HasRoomIn(stateWord: 7));
     }
 }
