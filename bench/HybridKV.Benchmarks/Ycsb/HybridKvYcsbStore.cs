@@ -115,6 +115,7 @@ public static class HybridKvYcsbStore
                 ReadCacheBytes = (options.ReadCacheMb ?? 0) << 20,
                 CopyHotReadsToTail = options.CopyHotReads,
             };
+
             // Otherwise the library's defaults: the checkpoint-soak scenario measures what a user gets without tuning.
             if (options.CheckpointMode is { } mode)
             {
@@ -210,6 +211,7 @@ public static class HybridKvYcsbStore
 
         public string Progress =>
             $"log {(_store.TailAddress - _store.BeginAddress) >> 20} MiB, in memory {(_store.TailAddress - _store.HeadAddress) >> 20} MiB" +
+            $", page turns refused {_store.Engine.Log.PageTurnsRefused:N0}" +
             (_store.LogCompaction is { Compactions: > 0 } compaction
                 ? $", {compaction.Compactions} compactions copied {compaction.BytesCopied >> 20} MiB, dropped {compaction.BytesReclaimed >> 20} MiB, disk peak {PeakDiskBytes >> 20} MiB"
                 : "") +
