@@ -35,7 +35,7 @@ public static class HybridKVServiceCollectionExtensions
         if (services.Any(d => d.ServiceType == typeof(HybridKVStoreHost<TStore, TSession>)))
         {
             throw new ArgumentException(
-                $"A HybridKV store of type {typeof(TStore).FullName} is already added: one store per type per host.",
+                $"A HybridKV store of type {TypeDisplayName.Of(typeof(TStore))} is already added: one store per type per host.",
                 nameof(services));
         }
 

@@ -50,7 +50,7 @@ public sealed class HybridKVSessionPool<TStore, TSession> : ILeaseOwner<TSession
     /// <exception cref="InvalidOperationException">The host has not started the store yet, or it is stopped.</exception>
     public TStore Store => _closed || _store is null
         ? throw new InvalidOperationException(
-            $"The HybridKV store {typeof(TStore).Name} is not open: the host starts it (recovering it first) and stops " +
+            $"The HybridKV store {TypeDisplayName.Of(typeof(TStore))} is not open: the host starts it (recovering it first) and stops " +
             "it with the application. Use it from request handlers and hosted services started after it.")
         : _store;
 
@@ -314,7 +314,7 @@ public sealed class HybridKVSessionPool<TStore, TSession> : ILeaseOwner<TSession
     {
         _closed = true;
         _opened.TrySetException(new InvalidOperationException(
-            $"The HybridKV store {typeof(TStore).Name} failed to open: {error.Message}", error));
+            $"The HybridKV store {TypeDisplayName.Of(typeof(TStore))} failed to open: {error.Message}", error));
     }
 
     /// <summary>The host is stopping before the store opened.</summary>
@@ -329,7 +329,7 @@ public sealed class HybridKVSessionPool<TStore, TSession> : ILeaseOwner<TSession
         if (_closed)
         {
             throw new InvalidOperationException(
-                $"The HybridKV store {typeof(TStore).Name} is stopping with the application: no session can be " +
+                $"The HybridKV store {TypeDisplayName.Of(typeof(TStore))} is stopping with the application: no session can be " +
                 "rented and no commit requested any more.");
         }
     }

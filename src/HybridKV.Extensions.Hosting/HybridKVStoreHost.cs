@@ -21,6 +21,9 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
 {
     private static readonly string StoreTypeName = typeof(TStore).FullName ?? typeof(TStore).Name;
 
+    // What logs, meters and messages call a store of this type (the options keep the full name as their key).
+    private static readonly string StoreDisplayName = TypeDisplayName.Of(typeof(TStore));
+
     private readonly HybridKVOptions _options;
     private readonly HybridKVSessionPool<TStore, TSession> _pool;
     private readonly ILoggerFactory _loggerFactory;
@@ -45,7 +48,7 @@ internal sealed class HybridKVStoreHost<TStore, TSession> :
         ILoggerFactory loggerFactory,
         IMeterFactory meterFactory,
         TimeProvider? time = null)
-        : this(options.Get(OptionsName), StoreTypeName, pool, loggerFactory, meterFactory, time ?? TimeProvider.System)
+        : this(options.Get(OptionsName), StoreDisplayName, pool, loggerFactory, meterFactory, time ?? TimeProvider.System)
     {
     }
 
