@@ -90,7 +90,7 @@ public static class HybridKvYcsbStore
                     });
                     _logDirectory = Path.Combine(options.Directory, "log");
                     // Samples what the log's files hold (a flush or a truncation can change it at any moment).
-                    _diskSampler = new Timer(_ => SampleDisk(), null, TimeSpan.Zero, TimeSpan.FromMilliseconds(100));
+                    _diskSampler = new Timer(_ => TakeDiskSample(), null, TimeSpan.Zero, TimeSpan.FromMilliseconds(100));
                 }
             }
 
@@ -187,7 +187,17 @@ public static class HybridKvYcsbStore
             }
         }
 
-        private void SampleDisk()
+        public void SampleDisk(bool running)
+        {
+            if (_diskSampler is not null)
+            {
+                TakeDiskSample();
+                TimeSpan period = running ? TimeSpan.FromMilliseconds(100) : Timeout.InfiniteTimeSpan;
+                _diskSampler.Change(period, period);
+            }
+        }
+
+        private void TakeDiskSample()
         {
             long bytes = 0;
             try

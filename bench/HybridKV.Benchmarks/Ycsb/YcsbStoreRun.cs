@@ -133,6 +133,9 @@ internal sealed class YcsbStoreRun : IDisposable
         }
     }
 
+    /// <summary>Turns the store's disk samples on or off (<see cref="IYcsbStore.SampleDisk"/>).</summary>
+    public void SampleDisk(bool running) => _store.SampleDisk(running);
+
     /// <summary>Closes the workers, verifies the store against the streams run, and reports.</summary>
     public YcsbResult Finish()
     {
