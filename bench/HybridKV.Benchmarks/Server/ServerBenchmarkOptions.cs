@@ -18,6 +18,13 @@ internal sealed record ServerBenchmarkOptions
     public int Requests { get; init; } = 500_000;
 
     /// <summary>
+    /// How many times every line runs against every server, the servers' order rotated each round; RESULT lines and
+    /// the table give each line's median. On a machine whose speed swings by a third between neighbouring lines, one
+    /// round says little about a ratio near 1.
+    /// </summary>
+    public int Rounds { get; init; } = 1;
+
+    /// <summary>
     /// Requests of every test run against each fresh server before it is measured, the same for every server: the
     /// first requests pay for page faults on new memory, and on .NET for the JIT's first tiers.
     /// </summary>
@@ -47,19 +54,25 @@ internal sealed record ServerBenchmarkOptions
                 "--tests" => options with { Tests = value.Split(',') },
                 "--clients" => options with { Clients = int.Parse(value, CultureInfo.InvariantCulture) },
                 "--requests" => options with { Requests = int.Parse(value, CultureInfo.InvariantCulture) },
+                "--rounds" => options with { Rounds = Positive("--rounds", value) },
                 "--warmup-requests" => options with { WarmupRequests = int.Parse(value, CultureInfo.InvariantCulture) },
                 "--keyspace" => options with { KeySpace = int.Parse(value, CultureInfo.InvariantCulture) },
                 "--garnet-tool-path" => options with { GarnetToolPath = value },
                 "--results" => options with { ResultsDirectory = value },
                 _ => throw new ArgumentException(
                     $"Unknown option {args[i - 1]}. Options: --servers hybridkv,garnet,redis --pipeline 1,16 " +
-                    "--value-bytes 8,100 --tests set,get,incr --clients 50 --requests N --warmup-requests N --keyspace N " +
+                    "--value-bytes 8,100 --tests set,get,incr --clients 50 --requests N --rounds N --warmup-requests N --keyspace N " +
                     "--garnet-tool-path DIR --results DIR"),
             };
         }
 
         return options;
     }
+
+    private static int Positive(string name, string value) =>
+        int.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out int number) && number > 0
+            ? number
+            : throw new ArgumentException($"{name} is '{value}': it must be a whole number of at least 1.", nameof(value));
 
     private static int[] Ints(string value) => [.. value.Split(',').Select(v => int.Parse(v, CultureInfo.InvariantCulture))];
 

@@ -10,4 +10,8 @@ namespace HybridKV.Benchmarks.Server;
 /// <param name="ServerCores">The server's CPU time over the run's wall time (in cores, of the machine's).</param>
 /// <param name="ClientCores">redis-benchmark's CPU time over the same wall time.</param>
 internal sealed record ServerBenchmarkResult(string Server, string Test, int Pipeline, int ValueBytes,
-    double OpsPerSecond, double P50Milliseconds, double ServerCores, double ClientCores);
+    double OpsPerSecond, double P50Milliseconds, double ServerCores, double ClientCores)
+{
+    /// <summary>The round it was measured in (1 with one round).</summary>
+    public int Round { get; init; } = 1;
+}

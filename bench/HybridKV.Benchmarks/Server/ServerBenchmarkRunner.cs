@@ -5,7 +5,8 @@ namespace HybridKV.Benchmarks.Server;
 
 /// <summary>
 /// <c>server</c>: starts the servers (HybridKV's, Garnet, redis-server), each on a free loopback port, and runs the
-/// same redis-benchmark commands against each, one server after the other for each test, pipeline depth and value size. Prints
+/// same redis-benchmark commands against each, one server after the other for each test, pipeline depth and value size
+/// (with --rounds, every line again each round, the servers' order rotated). Prints
 /// <c>RESULT server=S test=T pipeline=P value_bytes=V ops_per_sec=X</c> lines, a table with HybridKV's ratio to each
 /// peer, and writes a CSV and a PNG chart. Client and server share the machine's cores, as in issue 23.
 /// </summary>
@@ -46,18 +47,25 @@ internal static class ServerBenchmarkRunner
                     }
                 }
 
-                foreach (int pipeline in options.Pipelines)
+                for (int round = 1; round <= options.Rounds; round++)
                 {
-                    foreach (string test in options.Tests)
+                    foreach (int pipeline in options.Pipelines)
                     {
-                        foreach (ServerUnderTest server in servers)
+                        foreach (string test in options.Tests)
                         {
-                            ServerBenchmarkResult result = RedisBenchmarkRun.Run(server, options, test, pipeline, valueBytes);
-                            results.Add(result);
-                            Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
-                                $"RESULT server={result.Server} test={result.Test} pipeline={pipeline} value_bytes={valueBytes} " +
-                                $"ops_per_sec={result.OpsPerSecond:F0} p50_ms={result.P50Milliseconds:F3} " +
-                                $"server_cores={result.ServerCores:F2} client_cores={result.ClientCores:F2}"));
+                            // Rotated each round, so that no server always runs first (or right after another's line).
+                            for (int i = 0; i < servers.Count; i++)
+                            {
+                                ServerUnderTest server = servers[(i + round - 1) % servers.Count];
+                                ServerBenchmarkResult result = RedisBenchmarkRun.Run(server, options, test, pipeline, valueBytes)
+                                    with { Round = round };
+                                results.Add(result);
+                                Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                                    $"{(options.Rounds == 1 ? "RESULT" : $"ROUND {round}:")} server={result.Server} test={result.Test} " +
+                                    $"pipeline={pipeline} value_bytes={valueBytes} ops_per_sec={result.OpsPerSecond:F0} " +
+                                    $"p50_ms={result.P50Milliseconds:F3} server_cores={result.ServerCores:F2} " +
+                                    $"client_cores={result.ClientCores:F2}"));
+                            }
                         }
                     }
                 }
@@ -72,7 +80,21 @@ internal static class ServerBenchmarkRunner
         }
 
         Console.WriteLine($"load after: {LoadAverage()}");
-        WriteTable(results);
+        IReadOnlyList<ServerBenchmarkResult> medians = options.Rounds == 1 ? results : Medians(results);
+        if (options.Rounds > 1)
+        {
+            foreach (ServerBenchmarkResult median in medians)
+            {
+                double[] rounds = [.. results.Where(r => SameLine(r, median)).Select(r => r.OpsPerSecond)];
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"RESULT server={median.Server} test={median.Test} pipeline={median.Pipeline} " +
+                    $"value_bytes={median.ValueBytes} ops_per_sec={median.OpsPerSecond:F0} p50_ms={median.P50Milliseconds:F3} " +
+                    $"server_cores={median.ServerCores:F2} client_cores={median.ClientCores:F2} rounds={rounds.Length} " +
+                    $"min={rounds.Min():F0} max={rounds.Max():F0}"));
+            }
+        }
+
+        WriteTable(medians);
         Directory.CreateDirectory(options.ResultsDirectory);
         string stem = Path.Combine(options.ResultsDirectory,
             "server-" + DateTime.UtcNow.ToString("HHmmss", CultureInfo.InvariantCulture));
@@ -80,7 +102,7 @@ internal static class ServerBenchmarkRunner
         Console.WriteLine($"results: {stem}.csv");
         try
         {
-            Console.WriteLine($"chart: {ServerBenchmarkChart.Write(stem + ".png", results)}");
+            Console.WriteLine($"chart: {ServerBenchmarkChart.Write(stem + ".png", medians)}");
         }
         catch (Exception error) when (error is TypeInitializationException or DllNotFoundException)
         {
@@ -90,6 +112,19 @@ internal static class ServerBenchmarkRunner
 
         return 0;
     }
+
+    /// <summary>Each server's line at its median over the rounds (the round whose requests per second are the median;
+    /// with an even count, the lower of the two middle ones), so that its latency and CPU figures belong to it.</summary>
+    private static List<ServerBenchmarkResult> Medians(IReadOnlyList<ServerBenchmarkResult> results) =>
+        [.. results.GroupBy(r => (r.Server, r.Test, r.Pipeline, r.ValueBytes))
+            .Select(line =>
+            {
+                ServerBenchmarkResult[] sorted = [.. line.OrderBy(r => r.OpsPerSecond)];
+                return sorted[(sorted.Length - 1) / 2];
+            })];
+
+    private static bool SameLine(ServerBenchmarkResult a, ServerBenchmarkResult b) =>
+        (a.Server, a.Test, a.Pipeline, a.ValueBytes) == (b.Server, b.Test, b.Pipeline, b.ValueBytes);
 
     private static void WriteTable(IReadOnlyList<ServerBenchmarkResult> results)
     {
@@ -113,11 +148,11 @@ internal static class ServerBenchmarkRunner
 
     private static string Csv(IReadOnlyList<ServerBenchmarkResult> results)
     {
-        var csv = new StringBuilder("server,test,pipeline,value_bytes,ops_per_sec,p50_ms,server_cores,client_cores\n");
+        var csv = new StringBuilder("server,test,pipeline,value_bytes,round,ops_per_sec,p50_ms,server_cores,client_cores\n");
         foreach (ServerBenchmarkResult r in results)
         {
             csv.AppendLine(CultureInfo.InvariantCulture,
-                $"{r.Server},{r.Test},{r.Pipeline},{r.ValueBytes},{r.OpsPerSecond:F0},{r.P50Milliseconds:F3},{r.ServerCores:F2},{r.ClientCores:F2}");
+                $"{r.Server},{r.Test},{r.Pipeline},{r.ValueBytes},{r.Round},{r.OpsPerSecond:F0},{r.P50Milliseconds:F3},{r.ServerCores:F2},{r.ClientCores:F2}");
         }
 
         return csv.ToString();
