@@ -25,6 +25,7 @@ builder.Configuration.AddCommandLine(args, new Dictionary<string, string>
     ["--maxclients"] = "HybridKV:Server:MaxConnections",
     ["--tls-cert"] = "HybridKV:Server:TlsCertificatePath",
     ["--io-threads"] = "HybridKV:Server:IoThreads",
+    ["--busy-poll-us"] = "HybridKV:Server:BusyPollMicroseconds",
     ["--dir"] = "HybridKV:Directory",
     ["--memory"] = "HybridKV:MemorySizeBytes",
     ["--checkpoint-interval"] = "HybridKV:CheckpointInterval",

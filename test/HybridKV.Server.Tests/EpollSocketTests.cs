@@ -22,7 +22,7 @@ public sealed class EpollSocketTests
         using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
         listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
         listener.Listen(16);
-        using var loop = new EpollLoop("test loop");
+        using var loop = new EpollLoop("test loop", TimeSpan.Zero);
         for (int i = 0; i < 200; i++)
         {
             using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
@@ -56,5 +56,45 @@ public sealed class EpollSocketTests
 
             Assert.Equal("PONG", Encoding.ASCII.GetString(reply, 0, received));
         }
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(2_000)]
+    public async Task A_loop_serves_one_request_per_round_trip_and_sleeps_once_nothing_arrives(int busyPollMicroseconds)
+    {
+        Assert.True(Epoll.IsSupported, "the server's tests run on Linux (x64 or Arm64)");
+        using var listener = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        listener.Bind(new IPEndPoint(IPAddress.Loopback, 0));
+        listener.Listen(1);
+        using var loop = new EpollLoop("test loop", TimeSpan.FromMicroseconds(busyPollMicroseconds));
+        using var client = new Socket(AddressFamily.InterNetwork, SocketType.Stream, ProtocolType.Tcp);
+        await client.ConnectAsync(listener.LocalEndPoint!);
+        var polled = new EpollSocket(loop, await listener.AcceptAsync(), maxRequestBytes: 1 << 20);
+        var reply = new byte[4];
+        for (int i = 0; i < 100; i++)
+        {
+            long sleepsBefore = loop.Sleeps;
+            await client.SendAsync("PING"u8.ToArray());
+            ReadResult read = await polled.Input.ReadAsync();
+            // The pipe's reader continues inline on the loop's thread, which could not sleep while this test waits on it.
+            await Task.Yield();
+            Assert.Equal("PING", Encoding.ASCII.GetString(read.Buffer.ToArray()));
+            polled.Input.AdvanceTo(read.Buffer.End);
+            await polled.Output.WriteAsync("PONG"u8.ToArray());
+            int received = 0;
+            while (received < reply.Length)
+            {
+                received += await client.ReceiveAsync(reply.AsMemory(received));
+            }
+
+            Assert.Equal("PONG", Encoding.ASCII.GetString(reply));
+            // Nothing more arrives: the loop polls for its time at most, then sleeps in epoll_wait (a loop that kept
+            // polling would never get here).
+            Assert.True(SpinWait.SpinUntil(() => loop.Sleeps > sleepsBefore, TimeSpan.FromSeconds(30)),
+                $"the loop went on polling after request {i}");
+        }
+
+        await polled.Output.DisposeAsync();
     }
 }

@@ -69,9 +69,12 @@ public sealed class HostingTests
             MaxConnections = 0,
             MaxRequestBytes = 1,
             IoThreads = -1,
+            BusyPollMicroseconds = 10_001,
         });
         Assert.True(result.Failed);
-        Assert.Equal(5, result.Failures!.Count());
+        Assert.Equal(6, result.Failures!.Count());
+        Assert.Contains(result.Failures!, failure => failure.Contains("BusyPollMicroseconds", StringComparison.Ordinal) &&
+                                                     failure.Contains("10001", StringComparison.Ordinal));
         Assert.Contains(result.Failures!, failure => failure.Contains("IoThreads", StringComparison.Ordinal) &&
                                                      failure.Contains("-1", StringComparison.Ordinal));
         Assert.True(new RespServerOptionsValidator().Validate(null, new RespServerOptions()).Succeeded);

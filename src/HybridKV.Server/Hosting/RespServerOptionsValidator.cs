@@ -50,6 +50,12 @@ internal sealed class RespServerOptionsValidator : IValidateOptions<RespServerOp
                 $"to {RespServerOptions.MaxIoThreads}; it was {options.IoThreads}.");
         }
 
+        if (options.BusyPollMicroseconds is < 0 or > RespServerOptions.MaxBusyPollMicroseconds)
+        {
+            failures.Add($"{nameof(RespServerOptions.BusyPollMicroseconds)} must be from 0 (sleep at once) to " +
+                $"{RespServerOptions.MaxBusyPollMicroseconds}; it was {options.BusyPollMicroseconds}.");
+        }
+
         if (options.TlsCertificatePath is { } path && !File.Exists(path))
         {
             failures.Add($"{nameof(RespServerOptions.TlsCertificatePath)} names no file: {path}.");

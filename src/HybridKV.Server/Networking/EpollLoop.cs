@@ -1,4 +1,5 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
 using System.Net.Sockets;
 using System.Runtime.InteropServices;
 
@@ -26,11 +27,16 @@ internal sealed unsafe class EpollLoop : IDisposable
     private readonly int _wake;
     private readonly Thread _thread;
     private readonly ConcurrentDictionary<long, EpollSocket> _sockets = new();
+    private readonly long _busyPollTicks;
     private long _nextId;
     private volatile bool _stopping;
 
-    public EpollLoop(string name)
+    /// <param name="name">The thread's name.</param>
+    /// <param name="busyPoll">How long the loop polls, after handling what arrived, before it sleeps
+    /// (<see cref="Hosting.RespServerOptions.BusyPollMicroseconds"/>).</param>
+    public EpollLoop(string name, TimeSpan busyPoll)
     {
+        _busyPollTicks = (long)(busyPoll.TotalSeconds * Stopwatch.Frequency);
         _epoll = Epoll.Create(Epoll.CloseOnExec);
         if (_epoll < 0)
         {
@@ -96,7 +102,7 @@ internal sealed unsafe class EpollLoop : IDisposable
         {
             while (!_stopping)
             {
-                int count = Epoll.Wait(_epoll, events, MaxEvents, -1);
+                int count = WaitForEvents(events);
                 if (count < 0)
                 {
                     if (Marshal.GetLastPInvokeError() == Epoll.Interrupted)
@@ -130,6 +136,38 @@ internal sealed unsafe class EpollLoop : IDisposable
             Epoll.Close(_epoll);
         }
     }
+
+    /// <summary>
+    /// The next events: polled for up to the busy-poll time, then waited for. At one request per round trip the next
+    /// request usually arrives within microseconds of the last reply, and waking a loop that had gone to sleep took
+    /// longer than serving the request (its processor had gone idle: on a virtual machine, halted): a loop that polled
+    /// for 50 µs first served 8-30 % more such requests (bench/README.md).
+    /// </summary>
+    private unsafe int WaitForEvents(byte* events)
+    {
+        int count = 0;
+        if (_busyPollTicks > 0)
+        {
+            long deadline = Stopwatch.GetTimestamp() + _busyPollTicks;
+            while ((count = Epoll.Wait(_epoll, events, MaxEvents, 0)) == 0 && Stopwatch.GetTimestamp() < deadline)
+            {
+            }
+        }
+
+        if (count == 0)
+        {
+            Volatile.Write(ref _sleeps, _sleeps + 1);
+            count = Epoll.Wait(_epoll, events, MaxEvents, -1);
+        }
+
+        return count;
+    }
+
+    // Written by the loop's thread only.
+    private long _sleeps;
+
+    /// <summary>How many times the loop has gone to sleep in <c>epoll_wait</c> (for tests).</summary>
+    internal long Sleeps => Volatile.Read(ref _sleeps);
 
     /// <summary>Stops the thread, which closes the set (the sockets are the connections' to close); waits for it
     /// unless called on it (the last connection's end, run on the loop, may be what stops the server).</summary>

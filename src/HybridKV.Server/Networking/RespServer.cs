@@ -88,7 +88,7 @@ internal sealed class RespServer : IHostedService, IDisposable
             // a loop also runs in the kernel for every system call, and a client or peer on the same machine needs a
             // core too (two loops on two cores served fewer requests than one, bench/README.md).
             _loops = [.. Enumerable.Range(0, _options.IoThreadsFor(Environment.ProcessorCount))
-                .Select(i => new EpollLoop($"HybridKV RESP {i}"))];
+                .Select(i => new EpollLoop($"HybridKV RESP {i}", TimeSpan.FromMicroseconds(_options.BusyPollMicroseconds)))];
         }
 
         _listener = listener;
