@@ -29,6 +29,9 @@ internal sealed unsafe class EpollLoop : IDisposable
     private readonly ConcurrentDictionary<long, EpollSocket> _sockets = new();
     private readonly long _busyPollTicks;
     private long _nextId;
+
+    // Written by the loop's thread only.
+    private long _sleeps;
     private volatile bool _stopping;
 
     /// <param name="name">The thread's name.</param>
@@ -162,9 +165,6 @@ internal sealed unsafe class EpollLoop : IDisposable
 
         return count;
     }
-
-    // Written by the loop's thread only.
-    private long _sleeps;
 
     /// <summary>How many times the loop has gone to sleep in <c>epoll_wait</c> (for tests).</summary>
     internal long Sleeps => Volatile.Read(ref _sleeps);

@@ -305,7 +305,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         for (int i = first; i < end; i++)
         {
             _engine.Index.Prefetch(new Index.KeyHash(_engine.KeyHashOf(in _candidates.RecordAt(i).KeyRef(ref scratch))));
-            plain += _candidates.RecordAt(i).Size == LogRecord<TKey, TValue>.FixedSize ? 1 : 0;
+            plain += IsPlain(i) ? 1 : 0;
         }
 
         int expiring = end - first - plain;
@@ -315,8 +315,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             for (int i = first; i < end; i++)
             {
                 // The batch's copies take their room at the tail together (CopyReservation).
-                bool isPlain = _candidates.RecordAt(i).Size == LogRecord<TKey, TValue>.FixedSize;
-                _reservation.Expected = isPlain ? plain-- : expiring--;
+                _reservation.Expected = IsPlain(i) ? plain-- : expiring--;
                 if (!TryCopyIfLiveInMemory(_candidates.RecordAt(i), _candidates.AddressAt(i), ref counts, out space,
                         _reservation))
                 {
@@ -332,6 +331,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
         return end;
     }
+
+    /// <summary>Whether candidate <paramref name="i"/> is of the plain fixed size (no expiry word): a copy room holds
+    /// records of one size.</summary>
+    private bool IsPlain(int i) => _candidates.RecordAt(i).Size == LogRecord<TKey, TValue>.FixedSize;
 
     /// <summary>
     /// Under protection: copies <paramref name="source"/>, found live at <paramref name="address"/>, if the chain from
