@@ -1,6 +1,7 @@
 using System.Diagnostics;
 using HybridKV.Diagnostics;
 using HybridKV.Operations;
+using HybridKV.Utilities;
 using Microsoft.Extensions.Logging;
 
 namespace HybridKV.Compaction;
@@ -31,6 +32,8 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private readonly CancellationToken _stopping;
     private readonly SemaphoreSlim _oneAtATime = new(1, 1);
     private LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>? _compactor;
+    // Where compactions go on after their device reads; made with the compactor, at the first compaction.
+    private ContinuationThread? _thread;
     private Task _automatic = Task.CompletedTask;
     private Task _truncating = Task.CompletedTask;
     private long _estimatedLiveBytes = -1;
@@ -103,8 +106,13 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             }
 
             var started = Stopwatch.StartNew();
-            _compactor ??= new LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-                _engine, _engine.LogCompactionEntry);
+            if (_compactor is null)
+            {
+                _thread = new ContinuationThread("HybridKV compaction");
+                _compactor = new LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+                    _engine, _engine.LogCompactionEntry, _thread);
+            }
+
             CompactionResult result = await _compactor.CopyLiveRecordsAsync(from, until, token).ConfigureAwait(false);
             // A running scan may hold the begin address lower; the copies above it are then merely early.
             // Segments are deleted in order: the last compaction's (which this one's copying ran alongside) first. A
@@ -166,6 +174,9 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             _engine.Log.ReleaseWriters();
             _oneAtATime.Release();
+            // Whoever awaits the compaction goes on elsewhere: code of theirs run on the compaction's thread could
+            // wait for a read only that thread would complete.
+            await ContinuationThread.Leave(_thread);
         }
     }
 
@@ -347,6 +358,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         _oneAtATime.Wait();
         _truncating.ContinueWith(static _ => { }, TaskScheduler.Default).Wait();
         _compactor?.Dispose();
+        _thread?.Dispose();
         _oneAtATime.Dispose();
     }
 }

@@ -26,6 +26,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     private readonly StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> _engine;
     private readonly int _epochEntry;
     private readonly LogReader<TKey, TValue> _reader;
+    private readonly ContinuationThread? _thread;
     private readonly LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions> _tracer;
     private DeviceChecks<TKey> _checks = new();
     private readonly CopyReservation _reservation = new();
@@ -41,11 +42,17 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     // Where each record of the page's index entry led when it was looked up, a few records ahead of its trace.
     private long[] _chainHeads = new long[1 << 10];
 
-    public LogCompactor(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, int epochEntry)
+    /// <param name="engine">The store's engine.</param>
+    /// <param name="epochEntry">The compaction's epoch row.</param>
+    /// <param name="thread">Where a compaction goes on after each of its device reads (or null: where the read
+    /// completes).</param>
+    public LogCompactor(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine, int epochEntry,
+        ContinuationThread? thread)
     {
         _engine = engine;
         _epochEntry = epochEntry;
-        _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry, engine.Clock);
+        _thread = thread;
+        _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry, engine.Clock, resumeOn: thread);
         _tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, _reader);
     }
 
@@ -174,10 +181,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
         // The range's checks are answered, by one read of each page their cursors touch, while the kept records are
         // copied: the one waits for the device, the other for the processor (the copies took 12-20 ms of a compaction,
-        // the checks 40-55). Only the checks use the reader's buffers meanwhile, and they never protect (their pages
+        // the checks 40-55). Both go on on the compaction's thread, the copies letting the checks' continuations run
+        // between batches. Only the checks use the reader's buffers meanwhile, and they never protect (their pages
         // lie below the head); the copies' own checks (a key written again since, its newer record already on the
         // device) are kept apart and answered after.
-        Task checking = Task.Run(() => AnswerChecksAsync(exact, cancellationToken), cancellationToken);
+        Task checking = AnswerChecksAsync(exact, cancellationToken);
         // Copies open pages at the tail, so writers a compaction holds back (HybridLog.WriterHold) would write into
         // them: the hold lets writers add as much as is copied, and holds them at the limit again once it is done.
         log.PauseHold(((long)_candidates.Count + toCopy.Count) * LogRecord<TKey, TValue>.MaxFixedSize);
@@ -190,16 +198,20 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 {
                     await WaitForRoomAsync(space, cancellationToken).ConfigureAwait(false);
                 }
+                else if (_thread is not null)
+                {
+                    await _thread.YieldIfOthersWait();
+                }
             }
         }
         catch
         {
             // The checks still read into the reader's buffers: they end before the failure goes on.
-            await Task.WhenAny(checking).ConfigureAwait(false);
+            await OnThread(Task.WhenAny(checking));
             throw;
         }
 
-        await checking.ConfigureAwait(false);
+        await OnThread(checking);
         _candidates.Clear();
         toCopy.Sort();
         long currentPage = -1;
@@ -424,7 +436,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// caller traces again.</summary>
     private async Task WaitForRoomAsync(Task space, CancellationToken cancellationToken)
     {
-        await space.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(20), cancellationToken).ConfigureAwait(false);
+        await OnThread(space.WaitOrTimeoutAsync(TimeSpan.FromMilliseconds(20), cancellationToken));
         cancellationToken.ThrowIfCancellationRequested();
         if (_engine.Log.FlushError is { } error)
         {
@@ -432,6 +444,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 "Compaction stopped: writing the log to its device failed, so copies cannot be made room for.", error);
         }
     }
+
+    /// <summary>Awaits <paramref name="task"/>, going on on the compaction's thread (see
+    /// <see cref="ContinuationThread"/>): the reader's reads do so themselves, this is for everything else the
+    /// compaction waits for.</summary>
+    private ContinuationThread.ResumeAwaitable OnThread(Task task) => ContinuationThread.ResumeOn(_thread, new ValueTask(task));
 
     /// <summary>Records traced under one protection.</summary>
     private const int TraceBatch = 64;

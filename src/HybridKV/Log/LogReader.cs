@@ -1,5 +1,6 @@
 using HybridKV.Devices;
 using HybridKV.Epochs;
+using HybridKV.Utilities;
 
 namespace HybridKV.Log;
 
@@ -18,12 +19,14 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private readonly int _epochEntry;
     private readonly Func<bool>? _storeDisposed;
     private readonly TimeProvider _clock;
+    private readonly ContinuationThread? _resumeOn;
     private long _pageReadAt;
     private AlignedBuffer _page;
     private AlignedBuffer _ahead;
     private readonly AlignedBuffer _record;
     private AlignedBuffer? _slots;
     private readonly int[] _slotOffsets = new int[RecordSlots];
+    private readonly ValueTask[] _slotReads = new ValueTask[RecordSlots];
     private Task? _aheadRead;
     private long _aheadPage = LogAddress.Invalid;
     private long _aheadTo;
@@ -38,9 +41,13 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// <param name="clock">The store's clock, which tells expired values (as of when a page is read).</param>
     /// <param name="storeDisposed">Whether the store was disposed (checked after protecting, as sessions do, so that
     /// a reader never touches memory the store freed); null for readers the store stops before it is disposed.</param>
-    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry, TimeProvider clock, Func<bool>? storeDisposed = null)
+    /// <param name="resumeOn">Where the reader's callers go on after a device read (their own thread, see
+    /// <see cref="ContinuationThread"/>), or null for where the read completes.</param>
+    public LogReader(HybridLog log, LightEpoch epoch, int epochEntry, TimeProvider clock, Func<bool>? storeDisposed = null,
+        ContinuationThread? resumeOn = null)
     {
         _clock = clock;
+        _resumeOn = resumeOn;
         _log = log;
         _epoch = epoch;
         _epochEntry = epochEntry;
@@ -125,32 +132,48 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     }
 
     /// <summary>
-    /// Reads <paramref name="destination"/> from <paramref name="address"/>, a large read as <see cref="ReadParts"/>
-    /// requests at once: a device given one request at a time sat idle between them, and a page read alone ran at
-    /// three quarters of what the device gives two.
+    /// Reads <paramref name="destination"/> from <paramref name="address"/>, a large read as two requests at once: a
+    /// device given one request at a time sat idle between them, and a page read alone ran at three quarters of what
+    /// the device gives two.
     /// </summary>
-    private static Task ReadInPartsAsync(StorageDevice device, long address, Memory<byte> destination,
+    private async Task ReadInPartsAsync(StorageDevice device, long address, Memory<byte> destination,
         CancellationToken cancellationToken)
     {
-        int part = (destination.Length / ReadParts + device.SectorSize - 1) & -device.SectorSize;
-        if (destination.Length < MinPartBytes * ReadParts || part >= destination.Length)
+        int part = (destination.Length / 2 + device.SectorSize - 1) & -device.SectorSize;
+        if (destination.Length < MinPartBytes * 2 || part >= destination.Length)
         {
-            return device.ReadAsync(address, destination, cancellationToken).AsTask();
+            await Completed(ReadFromDevice(device, address, destination, cancellationToken));
+            return;
         }
 
-        var reads = new Task[(destination.Length + part - 1) / part];
-        for (int i = 0; i < reads.Length; i++)
+        ValueTask first = ReadFromDevice(device, address, destination[..part], cancellationToken);
+        ValueTask second = default;
+        try
         {
-            int offset = i * part;
-            reads[i] = device.ReadAsync(address + offset,
-                destination.Slice(offset, Math.Min(part, destination.Length - offset)), cancellationToken).AsTask();
+            second = ReadFromDevice(device, address + part, destination[part..], cancellationToken);
         }
-
-        return Task.WhenAll(reads);
+        finally
+        {
+            // Both awaited whatever failed: the device may still be writing into the buffer.
+            try
+            {
+                await Completed(first);
+            }
+            finally
+            {
+                await Completed(second);
+            }
+        }
     }
 
-    /// <summary>How many requests a page read is split into.</summary>
-    private const int ReadParts = 2;
+    /// <summary>A read of the device, completed where it is learned of when its caller goes on on its own thread (the
+    /// continuation then only posts the caller there).</summary>
+    private ValueTask ReadFromDevice(StorageDevice device, long address, Memory<byte> destination,
+        CancellationToken cancellationToken) =>
+        device.ReadAsync(address, destination, completeInline: _resumeOn is not null, cancellationToken);
+
+    /// <summary>Awaits a read from <see cref="ReadFromDevice"/>, going on on the reader's thread if it has one.</summary>
+    private ContinuationThread.ResumeAwaitable Completed(ValueTask read) => ContinuationThread.ResumeOn(_resumeOn, read);
 
     /// <summary>The smallest request a split makes.</summary>
     private const int MinPartBytes = 128 << 10;
@@ -299,7 +322,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         {
             (long start, long end) = Sectors(device, address, size);
             _recordOffset = (int)(address - start);
-            await device.ReadAsync(start, _record.Memory[..(int)(end - start)], cancellationToken).ConfigureAwait(false);
+            await Completed(ReadFromDevice(device, start, _record.Memory[..(int)(end - start)], cancellationToken));
             int available = (int)(end - address);
             if (!LogRecord<TKey, TValue>.IsVariable || RecordFits(available) || end == pageEnd)
             {
@@ -325,17 +348,47 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         StorageDevice device = _log.Device ?? throw new InvalidOperationException("The log has no device to read from.");
         int slotBytes = SlotBytes(device);
         _slots ??= new AlignedBuffer(RecordSlots * slotBytes, Math.Max(device.SectorSize, 512));
-        var reads = new Task[addresses.Count];
-        for (int i = 0; i < reads.Length; i++)
+        int issued = 0;
+        try
         {
-            long address = addresses[i];
-            (long start, long end) = Sectors(device, address, LogRecord<TKey, TValue>.MaxFixedSize);
-            _slotOffsets[i] = (int)(address - start);
-            reads[i] = device.ReadAsync(start, _slots.Memory.Slice(i * slotBytes, (int)(end - start)), cancellationToken)
-                .AsTask();
+            for (; issued < addresses.Count; issued++)
+            {
+                long address = addresses[issued];
+                (long start, long end) = Sectors(device, address, LogRecord<TKey, TValue>.MaxFixedSize);
+                _slotOffsets[issued] = (int)(address - start);
+#pragma warning disable CA2012 // Each is awaited once, below, after all were issued.
+                _slotReads[issued] = ReadFromDevice(device, start,
+                    _slots.Memory.Slice(issued * slotBytes, (int)(end - start)), cancellationToken);
+#pragma warning restore CA2012
+            }
         }
+        finally
+        {
+            // Every read issued is awaited, whatever failed: the device may still be writing into the slots.
+            Exception? failure = null;
+            for (int i = 0; i < issued; i++)
+            {
+                try
+                {
+                    await Completed(_slotReads[i]);
+                }
+#pragma warning disable CA1031 // The first failure is thrown once every read has ended.
+                catch (Exception error)
+#pragma warning restore CA1031
+                {
+                    failure ??= error;
+                }
+                finally
+                {
+                    _slotReads[i] = default;
+                }
+            }
 
-        await Task.WhenAll(reads).ConfigureAwait(false);
+            if (failure is not null)
+            {
+                System.Runtime.ExceptionServices.ExceptionDispatchInfo.Throw(failure);
+            }
+        }
     }
 
     /// <summary>The whole sectors holding <paramref name="size"/> bytes from <paramref name="address"/>, no further
