@@ -9,6 +9,8 @@ using HybridKV.Benchmarks.LargerThanMemory;
 //                                                             (acknowledged durable writes through the hosting package)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- device-probe [--depths 1,16,64] [--dir D]
 //                                                             (raw random reads vs HybridKV's reads from storage)
+// dotnet run -c Release --project bench/HybridKV.Benchmarks -- compaction-probe [--keys 1000000] [--range-mb 20]
+//     [--rounds 60]                                           (one compaction's cost per record, alone on the machine)
 // dotnet run -c Release --project bench/HybridKV.Benchmarks -- server [--pipeline 1,16] [--value-bytes 8,100]
 //     [--tests set,get,incr] [--clients 50] [--requests N]    (HybridKV's RESP server vs Garnet and redis-server)
 if (args.Length > 0 && args[0] == "ycsb")
@@ -29,6 +31,11 @@ if (args.Length > 0 && args[0] == "server-kestrel-host")
 if (args.Length > 0 && args[0] == "device-probe")
 {
     return HybridKV.Benchmarks.Probes.DeviceProbe.Run(args[1..]);
+}
+
+if (args.Length > 0 && args[0] == "compaction-probe")
+{
+    return HybridKV.Benchmarks.Probes.CompactionProbe.Run(args[1..]);
 }
 
 if (args.Length > 0 && args[0] == "larger-than-memory")
