@@ -42,9 +42,12 @@ internal static class CompactionProbe
                 LogCompactionRatio = 0,
             });
             using Session<long, long, long, long, Empty, CountFunctions> session = store.NewSession();
+            // What each key must read at the end: the run is verified, as every runner's is.
+            var expected = new long[keys];
             for (long key = 0; key < keys; key++)
             {
                 session.Upsert(key, key);
+                expected[key] = key;
             }
 
             var random = new Random(1);
@@ -58,7 +61,10 @@ internal static class CompactionProbe
                 TimeSpan cpu = CpuTime(process);
                 for (long i = 0; i < upsertsPerRound; i++)
                 {
-                    session.Upsert(random.NextInt64(keys), i);
+                    long key = random.NextInt64(keys);
+                    long value = ((long)round << 32) | i;
+                    session.Upsert(key, value);
+                    expected[key] = value;
                 }
 
                 session.CompletePending(wait: true);
@@ -95,6 +101,23 @@ internal static class CompactionProbe
                         $"{wall / 1e6:F1} ms, {used / 1e6:F1} ms of processor time; log on the device " +
                         $"{(store.HeadAddress - store.BeginAddress) / (double)liveBytes:F2}x the live data");
                 }
+            }
+
+            long wrong = 0;
+            for (long key = 0; key < keys; key++)
+            {
+                if (session.ReadAsync(key).AsTask().GetAwaiter().GetResult() is var read &&
+                    (read.Status != Status.Ok || read.Output != expected[key]))
+                {
+                    wrong++;
+                }
+            }
+
+            Console.WriteLine($"verified {keys:N0} keys: {wrong:N0} wrong");
+            if (wrong > 0)
+            {
+                Console.Error.WriteLine($"{wrong} keys read another value than their last upsert.");
+                return 1;
             }
 
             if (examined == 0 || upserts == 0)

@@ -108,12 +108,26 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             var started = Stopwatch.StartNew();
             if (_compactor is null)
             {
-                _thread = new ContinuationThread("HybridKV compaction");
-                _compactor = new LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
-                    _engine, _engine.LogCompactionEntry, _thread);
+                var thread = new ContinuationThread("HybridKV compaction");
+                try
+                {
+                    _compactor = new LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFunctions>(
+                        _engine, _engine.LogCompactionEntry, thread);
+                }
+                catch
+                {
+                    thread.Dispose();
+                    throw;
+                }
+
+                _thread = thread;
             }
 
             CompactionResult result = await _compactor.CopyLiveRecordsAsync(from, until, token).ConfigureAwait(false);
+            // The rest (the begin address, the index sweep, the log line) and whoever awaits the compaction go on
+            // elsewhere: code run on the compaction's thread that waited for a compaction would wait for reads only
+            // that thread completes.
+            await ContinuationThread.Leave(_thread);
             // A running scan may hold the begin address lower; the copies above it are then merely early.
             // Segments are deleted in order: the last compaction's (which this one's copying ran alongside) first. A
             // failure to delete them is this compaction's failure, once.
@@ -174,8 +188,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
         {
             _engine.Log.ReleaseWriters();
             _oneAtATime.Release();
-            // Whoever awaits the compaction goes on elsewhere: code of theirs run on the compaction's thread could
-            // wait for a read only that thread would complete.
+            // Also when the compaction failed: its error is logged and handed on from elsewhere.
             await ContinuationThread.Leave(_thread);
         }
     }

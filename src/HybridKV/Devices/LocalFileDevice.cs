@@ -118,8 +118,9 @@ public sealed class LocalFileDevice : StorageDevice, IoUring.IReadOwner
         ReadSegmentAsync(segment, offset, destination, completeInline: false, cancellationToken);
 
     /// <inheritdoc/>
-    private protected override ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>
-        ReadSegmentAsync(segment, offset, destination, completeInline: true, CancellationToken.None);
+    private protected override ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination,
+        CancellationToken cancellationToken) =>
+        ReadSegmentAsync(segment, offset, destination, completeInline: true, cancellationToken);
 
     /// <inheritdoc/>
     internal override bool TryCompleteFinishedReads() => _ring?.TryTakeCompletions() ?? false;

@@ -129,7 +129,7 @@ public abstract class StorageDevice : IDisposable
             long segment = address >> SegmentSizeBits;
             long offset = address & (SegmentSize - 1);
             return completeInline
-                ? ReadSegmentCompletingInlineAsync(segment, offset, destination)
+                ? ReadSegmentCompletingInlineAsync(segment, offset, destination, cancellationToken)
                 : ReadSegmentAsync(segment, offset, destination, cancellationToken);
         }
 
@@ -148,8 +148,9 @@ public abstract class StorageDevice : IDisposable
 
     /// <summary>Reads within one segment, the continuation allowed to run where the completion is learned (see
     /// <see cref="ReadAsync(long, Memory{byte}, bool, CancellationToken)"/>); by default as any read.</summary>
-    private protected virtual ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination) =>
-        ReadSegmentAsync(segment, offset, destination, CancellationToken.None);
+    private protected virtual ValueTask ReadSegmentCompletingInlineAsync(long segment, long offset, Memory<byte> destination,
+        CancellationToken cancellationToken) =>
+        ReadSegmentAsync(segment, offset, destination, cancellationToken);
 
     private async ValueTask ReadSegmentsAsync(long address, Memory<byte> destination, CancellationToken cancellationToken)
     {

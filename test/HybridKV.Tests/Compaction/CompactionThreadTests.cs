@@ -34,18 +34,68 @@ public sealed class CompactionThreadTests
         long until = store.HeadAddress;
 
         ThreadNotingFunctions.Start();
-        CompactionResult result = await store.CompactAsync(until);
+        // Awaited on the thread pool, with no synchronization context to go back to: the compaction's continuation
+        // runs where the compaction completes it.
+        (CompactionResult result, string? awaitedOn) = await Task.Run(async () =>
+        {
+            CompactionResult compacted = await store.CompactAsync(until);
+            return (compacted, Thread.CurrentThread.Name);
+        });
         string?[] hashedOn = ThreadNotingFunctions.Stop();
 
-        Assert.NotEqual(CompactionThread, Thread.CurrentThread.Name);
+        Assert.NotEqual(CompactionThread, awaitedOn);
         Assert.True(result.RecordsExamined > 0, "the range held records");
         // The compactor hashes each record's key as it examines it.
         Assert.True(hashedOn.Length >= result.RecordsExamined, $"{hashedOn.Length} keys hashed");
-        Assert.All(hashedOn, name => Assert.Equal(CompactionThread, name));
+        // Until its first read that had to wait, the compaction runs on its caller's thread; from then on, only on
+        // its own.
+        int firstOnThread = Array.IndexOf(hashedOn, CompactionThread);
+        Assert.True(firstOnThread >= 0, "the compaction went on on its own thread");
+        Assert.All(hashedOn[firstOnThread..], name => Assert.Equal(CompactionThread, name));
         device.Latency = TimeSpan.Zero;
         for (long key = 0; key < Keys; key++)
         {
             Assert.Equal(key * 4, (await session.ReadAsync(key)).Output);
+        }
+    }
+
+    /// <summary>A compaction's reads complete where the device learns of them, and still take its cancellation: one
+    /// waiting for a read the device holds ends when cancelled, and so does the store.</summary>
+    [Fact]
+    public async Task A_compaction_waiting_for_a_device_read_ends_when_cancelled()
+    {
+        using var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 22));
+        StoreSettings settings = StoreOnDevice.Settings(device: device) with { MemoryCompactionMaxLiveFraction = 0 };
+        using var store = new HybridKVStore<long, long, long, long, Empty, ThreadNotingFunctions>(settings);
+        using (var session = store.NewSession())
+        {
+            for (long key = 0; key < 2 * Keys; key++)
+            {
+                session.Upsert(key, key);
+            }
+
+            session.CompletePending(wait: true);
+        }
+
+        var never = new TaskCompletionSource();
+        device.HoldReads = never.Task;
+        long readsBefore = device.ReadCount;
+        using var cancel = new CancellationTokenSource();
+        Task<CompactionResult> compaction = store.CompactAsync(store.HeadAddress, cancel.Token);
+        Assert.True(SpinWait.SpinUntil(() => device.ReadCount > readsBefore, TimeSpan.FromSeconds(30)),
+            "the compaction reads the device");
+
+        try
+        {
+            cancel.Cancel();
+
+            await Assert.ThrowsAnyAsync<OperationCanceledException>(() => compaction.WaitAsync(TimeSpan.FromSeconds(30)));
+        }
+        finally
+        {
+            // Whatever the outcome, the store can be disposed.
+            device.HoldReads = null;
+            never.TrySetResult();
         }
     }
 

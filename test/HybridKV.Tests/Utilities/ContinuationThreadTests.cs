@@ -55,41 +55,45 @@ public sealed class ContinuationThreadTests
     {
         using var thread = new ContinuationThread(Name);
         var read = new TaskCompletionSource();
-        var went = new TaskCompletionSource<string?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var went = new TaskCompletionSource<(string? Thread, bool ReadDone)>(
+            TaskCreationOptions.RunContinuationsAsynchronously);
         ContinuationThread.ResumeAwaitable.Awaiter awaiter =
             ContinuationThread.ResumeOn(thread, new ValueTask(read.Task)).GetAwaiter();
         Assert.False(awaiter.IsCompleted);
-        awaiter.UnsafeOnCompleted(() => went.SetResult(Thread.CurrentThread.Name));
+        awaiter.UnsafeOnCompleted(() => went.SetResult((Thread.CurrentThread.Name, read.Task.IsCompleted)));
 
         // Completed on a thread of the test's own, on which the continuation would otherwise run inline.
         var completer = new Thread(read.SetResult) { Name = "completer" };
         completer.Start();
         completer.Join();
 
-        Assert.Equal(Name, await went.Task.WaitAsync(TimeSpan.FromSeconds(30)));
+        (string? ranOn, bool readDone) = await went.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(Name, ranOn);
+        Assert.True(readDone, "the continuation ran after the read completed");
     }
 
     [Fact]
-    public async Task Leave_moves_code_off_the_thread_and_nowhere_from_elsewhere()
+    public async Task Leave_moves_code_off_the_thread_to_the_thread_pool()
     {
         using var thread = new ContinuationThread(Name);
-        var where = new TaskCompletionSource<(string? Before, bool AfterOnPool, string? After)>(
+        var where = new TaskCompletionSource<(bool LeftAtOnce, string? Before, bool AfterOnPool)>(
             TaskCreationOptions.RunContinuationsAsynchronously);
-        thread.Post(async () =>
+        thread.Post(() =>
         {
             string? before = Thread.CurrentThread.Name;
-            await ContinuationThread.Leave(thread);
-            where.SetResult((before, Thread.CurrentThread.IsThreadPoolThread, Thread.CurrentThread.Name));
+            ContinuationThread.LeaveAwaitable.Awaiter leaving = ContinuationThread.Leave(thread).GetAwaiter();
+            if (leaving.IsCompleted)
+            {
+                where.SetResult((true, before, false));
+                return;
+            }
+
+            leaving.UnsafeOnCompleted(() => where.SetResult((false, before, Thread.CurrentThread.IsThreadPoolThread)));
         });
 
-        (string? before, bool afterOnPool, string? after) = await where.Task.WaitAsync(TimeSpan.FromSeconds(30));
+        (bool leftAtOnce, string? before, bool afterOnPool) = await where.Task.WaitAsync(TimeSpan.FromSeconds(30));
         Assert.Equal(Name, before);
+        Assert.False(leftAtOnce, "on the thread, leaving it means going elsewhere");
         Assert.True(afterOnPool);
-        Assert.NotEqual(Name, after);
-
-        int caller = Environment.CurrentManagedThreadId;
-        var leaving = ContinuationThread.Leave(thread).GetAwaiter();
-        Assert.True(leaving.IsCompleted, "off the thread, leaving it is nothing to do");
-        Assert.Equal(caller, Environment.CurrentManagedThreadId);
     }
 }
