@@ -19,10 +19,10 @@ internal static class CompactionProbe
 {
     public static int Run(string[] args)
     {
-        string directory = Option(args, "--dir") ?? Path.Combine(Path.GetTempPath(), "hybridkv-compaction-probe");
-        long keys = long.Parse(Option(args, "--keys") ?? "1000000", CultureInfo.InvariantCulture);
-        long rangeBytes = long.Parse(Option(args, "--range-mb") ?? "20", CultureInfo.InvariantCulture) << 20;
-        int rounds = int.Parse(Option(args, "--rounds") ?? "60", CultureInfo.InvariantCulture);
+        string directory = CommandLine.Option(args, "--dir") ?? Path.Combine(Path.GetTempPath(), "hybridkv-compaction-probe");
+        long keys = long.Parse(CommandLine.Option(args, "--keys") ?? "1000000", CultureInfo.InvariantCulture);
+        long rangeBytes = long.Parse(CommandLine.Option(args, "--range-mb") ?? "20", CultureInfo.InvariantCulture) << 20;
+        int rounds = int.Parse(CommandLine.Option(args, "--rounds") ?? "60", CultureInfo.InvariantCulture);
         if (Directory.Exists(directory))
         {
             Directory.Delete(directory, recursive: true);
@@ -150,11 +150,5 @@ internal static class CompactionProbe
     {
         process.Refresh();
         return process.TotalProcessorTime;
-    }
-
-    private static string? Option(string[] args, string name)
-    {
-        int at = Array.IndexOf(args, name);
-        return at >= 0 && at + 1 < args.Length ? args[at + 1] : null;
     }
 }

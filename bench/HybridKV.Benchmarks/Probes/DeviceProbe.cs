@@ -19,12 +19,12 @@ internal static class DeviceProbe
 
     public static int Run(string[] args)
     {
-        string directory = Option(args, "--dir") ?? Path.Combine(Path.GetTempPath(), "hybridkv-probe");
-        int[] depths = [.. (Option(args, "--depths") ?? "1,16,64").Split(',').Select(d => int.Parse(d, CultureInfo.InvariantCulture))];
-        double seconds = double.Parse(Option(args, "--seconds") ?? "5", CultureInfo.InvariantCulture);
-        long dataBytes = long.Parse(Option(args, "--data-mb") ?? "1024", CultureInfo.InvariantCulture) << 20;
+        string directory = CommandLine.Option(args, "--dir") ?? Path.Combine(Path.GetTempPath(), "hybridkv-probe");
+        int[] depths = [.. (CommandLine.Option(args, "--depths") ?? "1,16,64").Split(',').Select(d => int.Parse(d, CultureInfo.InvariantCulture))];
+        double seconds = double.Parse(CommandLine.Option(args, "--seconds") ?? "5", CultureInfo.InvariantCulture);
+        long dataBytes = long.Parse(CommandLine.Option(args, "--data-mb") ?? "1024", CultureInfo.InvariantCulture) << 20;
         // --reads threads: the store reads on its I/O threads, as before io_uring (for comparison).
-        bool ioUring = Option(args, "--reads") != "threads";
+        bool ioUring = CommandLine.Option(args, "--reads") != "threads";
         if (Directory.Exists(directory))
         {
             Directory.Delete(directory, recursive: true);
@@ -75,12 +75,6 @@ internal static class DeviceProbe
         }
 
         return 0;
-    }
-
-    private static string? Option(string[] args, string name)
-    {
-        int index = Array.IndexOf(args, name);
-        return index >= 0 && index + 1 < args.Length ? args[index + 1] : null;
     }
 
     private static void WriteFile(string path, long bytes)

@@ -19,8 +19,8 @@ internal static class KestrelRespHost
 {
     public static int Run(string[] args)
     {
-        int port = int.Parse(Option(args, "--port") ?? "6379", System.Globalization.CultureInfo.InvariantCulture);
-        string directory = Option(args, "--dir") ?? "hybridkv-kestrel-data";
+        int port = int.Parse(CommandLine.Option(args, "--port") ?? "6379", System.Globalization.CultureInfo.InvariantCulture);
+        string directory = CommandLine.Option(args, "--dir") ?? "hybridkv-kestrel-data";
         WebApplicationBuilder builder = WebApplication.CreateSlimBuilder();
         builder.Logging.SetMinimumLevel(LogLevel.Warning);
         // As the server's own program: the index sized for the benchmark's keys, 2 GiB of log, no checkpoint during
@@ -41,12 +41,6 @@ internal static class KestrelRespHost
         using WebApplication app = builder.Build();
         app.Run();
         return 0;
-    }
-
-    private static string? Option(string[] args, string name)
-    {
-        int index = Array.IndexOf(args, name);
-        return index >= 0 && index + 1 < args.Length ? args[index + 1] : null;
     }
 }
 

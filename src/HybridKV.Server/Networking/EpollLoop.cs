@@ -146,7 +146,7 @@ internal sealed unsafe class EpollLoop : IDisposable
     /// longer than serving the request (its processor had gone idle: on a virtual machine, halted): a loop that polled
     /// for 50 µs first served 8-30 % more such requests (bench/README.md).
     /// </summary>
-    private unsafe int WaitForEvents(byte* events)
+    private int WaitForEvents(byte* events)
     {
         int count = 0;
         if (_busyPollTicks > 0)
