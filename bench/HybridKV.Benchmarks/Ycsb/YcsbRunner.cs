@@ -184,9 +184,15 @@ public static class YcsbRunner
 
     /// <summary>
     /// The soak (issue 18): the same fixed key set on two stores open side by side, without and with log compaction,
-    /// their iterations alternated (each store settled before the other runs), so that a machine whose speed drifts
-    /// over minutes slows both alike rather than whichever ran second.
+    /// each iteration measured in slices of about <see cref="SoakSliceSeconds"/> alternated between them (the store
+    /// with compaction settled after each of its slices, that wait counted as its time), so that a machine whose speed
+    /// drifts over seconds slows both alike rather than whichever ran then.
     /// </summary>
+    /// <remarks>
+    /// Alternated by whole iterations of 15 s, the store without compaction alone ran at 4.8-6.9M upserts/s from one
+    /// iteration to the next and from 3.6 to 7.3M from one second to the next (2026-11-27), so the ratio of two
+    /// iterations measured the machine as much as the compaction.
+    /// </remarks>
     private static (YcsbResult Without, YcsbResult With) RunSoak(YcsbOptions options, YcsbMix mix, string distribution,
         int valueBytes, int threads, YcsbStreams[] streams)
     {
@@ -197,17 +203,27 @@ public static class YcsbRunner
         without.WarmUp();
         with.WarmUp();
         with.Settle();
+        int slices = Math.Max(1, options.Seconds / SoakSliceSeconds);
         for (int iteration = 1; iteration <= options.Iterations; iteration++)
         {
-            // Each store's disk is sampled only while it runs (its files do not change meanwhile): listing the other's
-            // files every 100 ms took processor time from the store being measured, the store with compaction the most.
-            with.SampleDisk(running: false);
-            without.SampleDisk(running: true);
-            without.Iterate(iteration);
-            without.SampleDisk(running: false);
-            with.SampleDisk(running: true);
-            with.Iterate(iteration);
-            with.Settle();
+            without.StartIteration();
+            with.StartIteration();
+            for (int slice = 0; slice < slices; slice++)
+            {
+                int seconds = (options.Seconds / slices) + (slice < options.Seconds % slices ? 1 : 0);
+                // Each store's disk is sampled only while it runs (its files do not change meanwhile): listing the
+                // other's files every 100 ms took processor time from the store being measured, the store with
+                // compaction the most.
+                with.SampleDisk(running: false);
+                without.SampleDisk(running: true);
+                without.MeasureSlice(iteration, seconds, settle: false);
+                without.SampleDisk(running: false);
+                with.SampleDisk(running: true);
+                with.MeasureSlice(iteration, seconds, settle: true);
+            }
+
+            without.EndIteration(iteration);
+            with.EndIteration(iteration);
         }
 
         without.SampleDisk(running: false);
@@ -216,11 +232,16 @@ public static class YcsbRunner
         return (without.Finish(), with.Finish());
     }
 
+    /// <summary>How long, about, the soak runs one store before the other (<see cref="RunSoak"/>).</summary>
+    internal const int SoakSliceSeconds = 3;
+
     /// <summary>
     /// Runs every worker on its own thread for <paramref name="seconds"/>: ops/s overall and per second, and the
-    /// operations run and bytes the worker threads allocated while running them (not counting the final completion).
+    /// operations run and bytes the worker threads allocated while running them (not counting the final completion),
+    /// and the seconds measured.
     /// </summary>
-    internal static (double OpsPerSecond, IReadOnlyList<double> Series, long Operations, long AllocatedBytes) Measure(
+    internal static (double OpsPerSecond, IReadOnlyList<double> Series, long Operations, long AllocatedBytes,
+        double Seconds) Measure(
         IYcsbStore store, IYcsbWorker[] workers, YcsbStreams[] streams, YcsbVerifier verifier, int seconds, string label)
     {
         const int Stride = 16; // one cache line per thread's counter
@@ -284,7 +305,7 @@ public static class YcsbRunner
             thread.Join();
         }
 
-        return (finalTotal / elapsed, series, Sum(done, Stride), Interlocked.Read(ref allocated));
+        return (finalTotal / elapsed, series, Sum(done, Stride), Interlocked.Read(ref allocated), elapsed);
     }
 
     // The sampler's own pace, not synchronisation: workers run freely and are only read.

@@ -27,6 +27,10 @@ internal sealed class YcsbStoreRun : IDisposable
     private readonly List<IReadOnlyList<double>> _intervals = [];
     private long _totalOperations;
     private long _totalAllocated;
+    private double _iterationOperations;
+    private double _iterationSeconds;
+    private long _iterationAllocated;
+    private List<double> _iterationSeries = [];
     private long _checkpointsBefore;
     private bool _workersDisposed;
 
@@ -110,20 +114,52 @@ internal sealed class YcsbStoreRun : IDisposable
     /// <summary>Measures one iteration.</summary>
     public void Iterate(int iteration)
     {
-        (double opsPerSecond, IReadOnlyList<double> series, long operations, long allocated) = YcsbRunner.Measure(
-            _store, _workers, _streams, _verifier, _options.Seconds, $"  {_label} iteration {iteration}");
+        StartIteration();
+        MeasureSlice(iteration, _options.Seconds, settle: false);
+        EndIteration(iteration);
+    }
+
+    /// <summary>Starts an iteration measured in slices (<see cref="MeasureSlice"/>, then <see cref="EndIteration"/>).</summary>
+    public void StartIteration()
+    {
+        _iterationOperations = 0;
+        _iterationSeconds = 0;
+        _iterationAllocated = 0;
+        _iterationSeries = [];
+    }
+
+    /// <summary>
+    /// Measures <paramref name="seconds"/> of the current iteration; with <paramref name="settle"/>, then waits for the
+    /// background work the slice left running and counts that wait as the slice's time: a store whose compaction
+    /// finished with its writers stopped is charged for it as if they had waited for all of it.
+    /// </summary>
+    public void MeasureSlice(int iteration, int seconds, bool settle)
+    {
+        (double opsPerSecond, IReadOnlyList<double> series, long operations, long allocated, double elapsed) =
+            YcsbRunner.Measure(_store, _workers, _streams, _verifier, seconds, $"  {_label} iteration {iteration}");
         _totalOperations += operations;
-        _totalAllocated += allocated;
+        _iterationAllocated += allocated;
+        _iterationOperations += opsPerSecond * elapsed;
+        _iterationSeconds += elapsed + (settle ? Settle() : 0);
+        _iterationSeries.AddRange(series);
+    }
+
+    /// <summary>Records the iteration's throughput: its operations over its slices' time.</summary>
+    public void EndIteration(int iteration)
+    {
+        double opsPerSecond = _iterationOperations / _iterationSeconds;
+        _totalAllocated += _iterationAllocated;
         _throughput.Add(opsPerSecond);
-        _intervals.Add(series);
+        _intervals.Add(_iterationSeries);
         // Per iteration too: what the first allocates (pools of pending operations and device requests growing to the
         // most the run ever has in flight) is not what a store serving for hours does.
         Console.WriteLine($"  {_label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s, " +
-            $"{(operations == 0 ? 0 : (double)allocated / operations):F3} B/op allocated");
+            $"{(_iterationOperations == 0 ? 0 : _iterationAllocated / _iterationOperations):F3} B/op allocated");
     }
 
-    /// <summary>Waits for the background work the last iteration left running (<see cref="IYcsbStore.Settle"/>).</summary>
-    public void Settle()
+    /// <summary>Waits for the background work the last iteration left running (<see cref="IYcsbStore.Settle"/>);
+    /// returns the seconds it took.</summary>
+    public double Settle()
     {
         var clock = Stopwatch.StartNew();
         _store.Settle();
@@ -131,6 +167,8 @@ internal sealed class YcsbStoreRun : IDisposable
         {
             Console.WriteLine($"  {_label}: background work settled in {clock.Elapsed.TotalSeconds:F1} s");
         }
+
+        return clock.Elapsed.TotalSeconds;
     }
 
     /// <summary>Turns the store's disk samples on or off (<see cref="IYcsbStore.SampleDisk"/>).</summary>
