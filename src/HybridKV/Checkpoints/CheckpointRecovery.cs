@@ -388,7 +388,7 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
         long records = 0;
         bool changed = false;
         // The replay may start at a begin address a user chose; the buffer holds the page from its start.
-        var walk = new PageRecords<TKey, TValue>((byte*)buffer.Pin().Pointer, page, _engine.Log.PageSize, from, to,
+        var walk = new PageRecords<TKey, TValue>(buffer.Pointer, page, _engine.Log.PageSize, from, to,
             fromIsRecordStart: from == page);
         while (walk.MoveNext())
         {
@@ -406,6 +406,6 @@ internal sealed class CheckpointRecovery<TKey, TValue, TInput, TOutput, TContext
     }
 
     private unsafe void WriteChecksums(AlignedBuffer buffer, long page, long to) =>
-        RecordFormat<TKey, TValue>.Instance.WriteChecksums((byte*)buffer.Pin().Pointer, page, _engine.Log.PageSize, page,
+        RecordFormat<TKey, TValue>.Instance.WriteChecksums(buffer.Pointer, page, _engine.Log.PageSize, page,
             to);
 }

@@ -32,6 +32,17 @@ public sealed unsafe class AlignedBuffer : MemoryManager<byte>
     /// <summary>The alignment of the buffer's start, in bytes.</summary>
     public int Alignment { get; }
 
+    /// <summary>The buffer's first byte, without <see cref="Pin"/>'s virtual call and handle: readers that walk a
+    /// buffer record by record took 3 % of a compaction's processor time in <see cref="Pin"/>.</summary>
+    internal byte* Pointer
+    {
+        get
+        {
+            System.Diagnostics.Debug.Assert(_pointer != null, "Not disposed.");
+            return _pointer;
+        }
+    }
+
     /// <summary>The buffer as a span.</summary>
     public Span<byte> Span => GetSpan();
 

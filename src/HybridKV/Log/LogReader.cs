@@ -241,7 +241,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
             }
 
             int length = (int)Math.Min(to - pageAddress, _log.PageSize);
-            Buffer.MemoryCopy(_log.PageFrame(pageAddress), (byte*)_page.Pin().Pointer, length, length);
+            Buffer.MemoryCopy(_log.PageFrame(pageAddress), _page.Pointer, length, length);
             return true;
         }
         finally
@@ -252,7 +252,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     /// <summary>The records of the page last read, in [<paramref name="from"/>, <paramref name="to"/>).</summary>
     public unsafe PageRecords<TKey, TValue> Records(long from, long to) =>
-        new((byte*)_page.Pin().Pointer, _pageAddress, _log.PageSize, from, to, fromIsRecordStart: from != _readFrom);
+        new(_page.Pointer, _pageAddress, _log.PageSize, from, to, fromIsRecordStart: from != _readFrom);
 
     /// <summary>
     /// The next written, valid record of the page last read, at or after <paramref name="next"/> and before
@@ -297,19 +297,19 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     public unsafe LogRecord<TKey, TValue> PageRecordAt(long address)
     {
         System.Diagnostics.Debug.Assert(address >= _pageAddress && address < _pageAddress + _log.PageSize, "In the page read.");
-        return new((byte*)_page.Pin().Pointer + (address - _pageAddress));
+        return new(_page.Pointer + (address - _pageAddress));
     }
 
     /// <summary>Prefetches the first cache line of the record at <paramref name="address"/> of the page last read.</summary>
     public unsafe void PrefetchPageRecord(long address) =>
-        Utilities.CacheLine.Prefetch((byte*)_page.Pin().Pointer + (address - _pageAddress));
+        Utilities.CacheLine.Prefetch(_page.Pointer + (address - _pageAddress));
 
     /// <summary>The <paramref name="size"/> bytes at <paramref name="address"/> of the page last read (a record a walk
     /// of it returned), valid until the next page is read.</summary>
     public unsafe ReadOnlySpan<byte> PageBytesAt(long address, int size)
     {
         System.Diagnostics.Debug.Assert(address >= _pageAddress && address + size <= _pageAddress + _log.PageSize, "In the page read.");
-        return new((byte*)_page.Pin().Pointer + (address - _pageAddress), size);
+        return new(_page.Pointer + (address - _pageAddress), size);
     }
 
     /// <summary>Reads the record at <paramref name="address"/> from the device; <see cref="Record"/> is it.</summary>
@@ -402,7 +402,7 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     /// <summary>The <paramref name="index"/>th record <see cref="ReadRecordsAsync"/> read.</summary>
     public unsafe LogRecord<TKey, TValue> SlotRecord(int index) =>
-        new((byte*)_slots!.Pin().Pointer + (index * SlotBytes(_log.Device!)) + _slotOffsets[index]);
+        new(_slots!.Pointer + (index * SlotBytes(_log.Device!)) + _slotOffsets[index]);
 
     /// <summary>Room for a fixed-size record that may cross a sector boundary.</summary>
     private static int SlotBytes(StorageDevice device) =>
@@ -413,10 +413,10 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     private int RecordSize => Record.Size;
 
     /// <summary>The bytes of the fixed-size record <see cref="ReadRecordAsync"/> read.</summary>
-    public unsafe ReadOnlySpan<byte> RecordBytes => new((byte*)_record.Pin().Pointer + _recordOffset, Record.Size);
+    public unsafe ReadOnlySpan<byte> RecordBytes => new(_record.Pointer + _recordOffset, Record.Size);
 
     /// <summary>The record <see cref="ReadRecordAsync"/> read.</summary>
-    public unsafe LogRecord<TKey, TValue> Record => new((byte*)_record.Pin().Pointer + _recordOffset);
+    public unsafe LogRecord<TKey, TValue> Record => new(_record.Pointer + _recordOffset);
 
     /// <summary>
     /// Throws <see cref="CorruptLogException"/> naming the address and where the device keeps it if

@@ -285,7 +285,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
 
     private static unsafe LogRecord<TKey, TValue> RecordIn(PendingOperation<TKey, TValue, TInput, TOutput, TContext> operation)
     {
-        byte* start = (byte*)operation.Buffer!.Pin().Pointer;
+        byte* start = operation.Buffer!.Pointer;
         return new LogRecord<TKey, TValue>(start + operation.RecordOffset);
     }
 }
