@@ -32,6 +32,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     private readonly CopyReservation _reservation = new();
     private DeviceChecks<TKey> _lateChecks = new();
     private readonly ChecksAhead<TKey> _checksAhead = new();
+    private readonly DevicePageKeys<TKey, TValue> _pageKeys;
     private readonly CandidateRecords<TKey, TValue> _candidates = new();
     // Checks whose record at the cursor was another key's: they go on down the chain, read a record at a time.
     private List<DeviceChecks<TKey>.Check> _followUps = [];
@@ -54,6 +55,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         _thread = thread;
         _reader = new LogReader<TKey, TValue>(engine.Log, engine.Epoch, epochEntry, engine.Clock, resumeOn: thread);
         _tracer = new LiveRecordTracer<TKey, TValue, TInput, TOutput, TContext, TFunctions>(engine, _reader);
+        _pageKeys = new DevicePageKeys<TKey, TValue>(engine.Log.PageSize);
     }
 
     /// <summary>
@@ -79,7 +81,9 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// (<see cref="CandidateRecords{TKey, TValue}"/>) and are copied in batches, their buckets prefetched, each linked
     /// by a CAS only if the index still leads to it. Memory: three pages, the checks (at most twice
     /// <see cref="DeviceChecks{TKey}.Capacity"/>; a full batch is answered before the range goes on) and the kept
-    /// records (at most <see cref="CandidateRecords{TKey, TValue}.Capacity"/>; the rest are read again).
+    /// records (at most <see cref="CandidateRecords{TKey, TValue}.Capacity"/>; the rest are read again); across
+    /// compactions, the keys of the device pages the check passes read (at most
+    /// <see cref="DevicePageKeys{TKey, TValue}.MaxBytes"/>), which answer a check at once.
     /// </summary>
     /// <remarks>
     /// A record found dead stays dead: a newer record of its key exists and records never come back. A copy is linked
@@ -103,6 +107,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         _nextFollowUps.Clear();
         _sparse.Clear();
         _checksAhead.Start(from, until, System.Numerics.BitOperations.Log2((ulong)log.PageSize));
+        _pageKeys.DropBelow(from);
         _candidates.Clear();
         for (long page = from & ~pageMask; page < until; page += log.PageSize)
         {
@@ -156,6 +161,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                                 break;
                             case Liveness.Live:
                                 toCopy.Add(address);
+                                break;
+                            case Liveness.OnDevice when _pageKeys.TryGetKey(trace.Cursor, out TKey newer) &&
+                                                        _engine.KeysEqual(in newer, in key):
+                                // A newer record of its key, as the check pass would have read: dead.
                                 break;
                             case Liveness.OnDevice when !_checksAhead.TryAdd(trace.Cursor, address, in key):
                                 _checks.Add(trace.Cursor, address, in key);
@@ -269,7 +278,10 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
         if (i + ChainHeadsAhead < records.Count && i + ChainHeadsAhead >= 0)
         {
-            _chainHeads[i + ChainHeadsAhead] = _engine.FindChainHead(new Index.KeyHash(records[i + ChainHeadsAhead].Hash));
+            long chainHead = _engine.FindChainHead(new Index.KeyHash(records[i + ChainHeadsAhead].Hash));
+            _chainHeads[i + ChainHeadsAhead] = chainHead;
+            // A chain head on the device is most often the key's newest record, answered from its page's keys.
+            _pageKeys.Prefetch(chainHead);
         }
     }
 
@@ -506,12 +518,19 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             }
             else
             {
-                bool fromDevice = await _reader.ReadPageAsync(low, Math.Min(page + log.PageSize, high + recordSize),
-                    cancellationToken).ConfigureAwait(false);
+                bool keep = KeepsKeysOf(page);
+                long end = keep ? page + log.PageSize : Math.Min(page + log.PageSize, high + recordSize);
+                bool fromDevice = await _reader.ReadPageAsync(low, end, cancellationToken).ConfigureAwait(false);
                 if (nextLast - last > SparseChecks)
                 {
-                    _reader.ReadAhead(nextLow, Math.Min((nextLow & ~pageMask) + log.PageSize, nextHigh + recordSize),
-                        cancellationToken);
+                    long nextPage = nextLow & ~pageMask;
+                    _reader.ReadAhead(nextLow, KeepsKeysOf(nextPage) ? nextPage + log.PageSize
+                        : Math.Min(nextPage + log.PageSize, nextHigh + recordSize), cancellationToken);
+                }
+
+                if (keep && fromDevice)
+                {
+                    _pageKeys.Keep(page, end, _reader);
                 }
 
                 for (int i = first; i < last; i++)
@@ -601,6 +620,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
                 break;
         }
     }
+
+    /// <summary>Whether the check pass reads the whole page at <paramref name="page"/> and keeps its keys
+    /// (<see cref="DevicePageKeys{TKey, TValue}"/>): a page wholly on the device not held yet, while there is room.</summary>
+    private bool KeepsKeysOf(long page) =>
+        !_pageKeys.Holds(page) && _pageKeys.HasRoom && page + _engine.Log.PageSize <= _engine.Log.HeadAddress;
 
     /// <summary>At most this many checks on one page are answered by reading their records alone.</summary>
     private const int SparseChecks = 16;

@@ -1,0 +1,180 @@
+using System.Runtime.CompilerServices;
+using HybridKV.Log;
+
+namespace HybridKV.Compaction;
+
+/// <summary>
+/// The keys of the log's pages on the device, kept from the check pass that read them for the compactions after it.
+/// Each compaction's checks ask, of the newest record of a key (on the device, newer than the range), whether it has
+/// that key, and every page of the device log newer than the range holds such records: the check pass read them all,
+/// 50-58 MiB for a range of 24 in the uniform soak, and the next compaction read most of them again. A page's bytes
+/// never change once it is below the head, so its keys, read once and checked against their records' checksums,
+/// answer those checks for every compaction until the begin address passes the page.
+/// </summary>
+/// <remarks>
+/// Records of the fixed layout only. A key is kept at its record's slot when the record lies where a record of the fixed size
+/// without an expiry word would (an expiring record shifts the ones after it off their slots: those are not kept), is
+/// valid and its checksum matches; a key not kept is answered by reading its record, as before. Memory: at most
+/// <see cref="MaxBytes"/>, the keys and a bit per slot; pages are dropped once the begin address passed them.
+/// </remarks>
+internal sealed class DevicePageKeys<TKey, TValue>
+    where TKey : unmanaged
+    where TValue : unmanaged
+{
+    /// <summary>The most bytes of keys kept (past it, pages are read as before).</summary>
+    public const long MaxBytes = 32L << 20;
+
+    // A page's keys at its page number modulo the ring's length (the page is checked on every look-up): no dictionary
+    // look-up per record. Twice the pages the budget holds, so that pages a little apart rarely meet.
+    private readonly PageKeys?[] _ring;
+    // Keys of pages dropped, for the next pages kept: arrays allocated afresh each compaction had the kernel zeroing
+    // new memory for a seventh of the compaction's time.
+    private readonly Stack<PageKeys> _free = new();
+    private readonly int _pageSize;
+    private readonly int _pageBits;
+    private readonly int _slots;
+    private int _pages;
+
+    /// <param name="pageSize">The log's page size.</param>
+    public DevicePageKeys(int pageSize)
+    {
+        _pageSize = pageSize;
+        _pageBits = System.Numerics.BitOperations.Log2((uint)pageSize);
+        // Records of the variable layout have no slots to keep keys at.
+        _slots = LogRecord<TKey, TValue>.IsVariable ? 0 : pageSize / LogRecord<TKey, TValue>.FixedSize;
+        _ring = new PageKeys?[_slots == 0 ? 1 : (int)System.Numerics.BitOperations.RoundUpToPowerOf2(
+            (uint)Math.Max(1, 2 * (MaxBytes / PageBytes)))];
+    }
+
+    /// <summary>Bytes held.</summary>
+    public long Bytes => (long)_pages * PageBytes;
+
+    /// <summary>Pages held.</summary>
+    public int Pages => _pages;
+
+    /// <summary>Whether another page's keys fit.</summary>
+    public bool HasRoom => _slots > 0 && Bytes + PageBytes <= MaxBytes;
+
+    /// <summary>Whether the page at <paramref name="page"/> is held.</summary>
+    public bool Holds(long page) => _ring[RingIndex(page)]?.Page == page;
+
+    private long PageBytes => ((long)_slots * Unsafe.SizeOf<TKey>()) + (_slots / 8) + 64;
+
+    /// <summary>The key of the record at <paramref name="address"/>, if its page's keys are held and it was kept.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public bool TryGetKey(long address, out TKey key)
+    {
+        if (_ring[RingIndex(address)] is { } keys && keys.Page == (address & ~(_pageSize - 1L)) &&
+            Slot(address, out int slot) && (keys.Known[slot >> 6] & (1UL << slot)) != 0)
+        {
+            key = keys.Keys[slot];
+            return true;
+        }
+
+        key = default;
+        return false;
+    }
+
+    /// <summary>Starts loading the key of the record at <paramref name="address"/>, if its page's keys are held: a
+    /// look-up a few records later then finds it in cache (the keys are megabytes, each look-up somewhere else).</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    public unsafe void Prefetch(long address)
+    {
+        if (_ring[RingIndex(address)] is { } keys && keys.Page == (address & ~(_pageSize - 1L)) &&
+            Slot(address, out int slot))
+        {
+            Utilities.CacheLine.Prefetch(Unsafe.AsPointer(ref keys.Keys[slot]));
+        }
+    }
+
+    /// <summary>
+    /// Keeps the keys of the page at <paramref name="page"/>, whose whole part below <paramref name="end"/> the
+    /// <paramref name="reader"/> holds, read from the device. A record that is damaged, or that a walk cannot step over,
+    /// is not kept (nor, in the second case, anything after it): a check that needs it reads it, and fails there.
+    /// </summary>
+    public void Keep(long page, long end, LogReader<TKey, TValue> reader)
+    {
+        System.Diagnostics.Debug.Assert(HasRoom && !Holds(page), "Room for a page not held yet.");
+        ref PageKeys? place = ref _ring[RingIndex(page)];
+        if (place is not null)
+        {
+            // Another page a whole ring away: the older goes.
+            Release(ref place);
+        }
+
+        PageKeys keys = _free.TryPop(out PageKeys? reused) ? reused : new PageKeys(new TKey[_slots], new ulong[(_slots + 63) / 64]);
+        keys.Page = page;
+        Array.Clear(keys.Known);
+        int fixedSize = LogRecord<TKey, TValue>.FixedSize;
+        long first = page + FirstOffset(page);
+        VarBytes scratch = default;
+        PageRecords<TKey, TValue> walk = reader.Records(page, end);
+        try
+        {
+            while (walk.MoveNext())
+            {
+                LogRecord<TKey, TValue> record = walk.Current;
+                long offset = walk.Address - first;
+                if (offset % fixedSize != 0 || record.Header.Invalid || !record.ChecksumMatches)
+                {
+                    continue;
+                }
+
+                int slot = (int)(offset / fixedSize);
+                keys.Keys[slot] = record.KeyRef(ref scratch);
+                keys.Known[slot >> 6] |= 1UL << slot;
+            }
+        }
+        catch (InvalidDataException)
+        {
+            // Lengths that run past the page: the records walked so far are kept, the rest are read when needed.
+        }
+
+        place = keys;
+        _pages++;
+    }
+
+    /// <summary>Forgets the pages that lie wholly below <paramref name="address"/> (the begin address).</summary>
+    public void DropBelow(long address)
+    {
+        for (int i = 0; i < _ring.Length; i++)
+        {
+            if (_ring[i] is { } keys && keys.Page + _pageSize <= address)
+            {
+                Release(ref _ring[i]);
+            }
+        }
+    }
+
+    private void Release(ref PageKeys? place)
+    {
+        _free.Push(place!);
+        place = null;
+        _pages--;
+    }
+
+    private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
+
+    /// <summary>The slot of a record at <paramref name="address"/>, if one of the fixed size could start there.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private bool Slot(long address, out int slot)
+    {
+        long offset = (address & (_pageSize - 1L)) - FirstOffset(address & ~(_pageSize - 1L));
+        int fixedSize = LogRecord<TKey, TValue>.FixedSize;
+        slot = (int)(offset / fixedSize);
+        return offset >= 0 && offset % fixedSize == 0 && slot < _slots;
+    }
+
+    /// <summary>Where the page's first record lies (the log's first page starts past address 0).</summary>
+    private static long FirstOffset(long page) => page == 0 ? LogAddress.FirstValid : 0;
+
+    private sealed class PageKeys(TKey[] keys, ulong[] known)
+    {
+        public long Page { get; set; }
+
+        public TKey[] Keys { get; } = keys;
+
+        // A bit per slot: whether its key was kept.
+        public ulong[] Known { get; } = known;
+    }
+}
