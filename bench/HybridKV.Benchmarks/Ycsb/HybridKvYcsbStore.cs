@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using System.Numerics;
 using HybridKV.Benchmarks.LargerThanMemory;
 using CountStore;
@@ -180,9 +181,18 @@ public static class HybridKvYcsbStore
 
         public void Settle()
         {
-            if (_store.LogCompaction is not null)
+            if (_store.LogCompaction is { } compaction)
             {
-                // Nothing to compact up to the begin address: this returns once the compaction in progress ended.
+                // Until automatic compaction waits for a page turn with nothing to do: the compaction in progress
+                // turned pages with its copies, and would start the next one while another store is measured.
+                var clock = Stopwatch.StartNew();
+                while (!compaction.AutomaticIdle && clock.Elapsed < TimeSpan.FromMinutes(1))
+                {
+                    // The runner's pace, not synchronisation: the store's own loop decides, this only looks.
+                    Thread.Sleep(1);
+                }
+
+                // Nothing to compact up to the begin address: this returns once a compaction in progress ended.
                 _store.CompactAsync(_store.BeginAddress).GetAwaiter().GetResult();
             }
         }

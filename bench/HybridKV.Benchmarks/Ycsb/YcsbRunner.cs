@@ -184,9 +184,10 @@ public static class YcsbRunner
 
     /// <summary>
     /// The soak (issue 18): the same fixed key set on two stores open side by side, without and with log compaction,
-    /// each iteration measured in slices of about <see cref="SoakSliceSeconds"/> alternated between them (the store
-    /// with compaction settled after each of its slices, that wait counted as its time), so that a machine whose speed
-    /// drifts over seconds slows both alike rather than whichever ran then.
+    /// each iteration measured in slices of about <see cref="SoakSliceSeconds"/> alternated between them, each first in
+    /// turn (the store with compaction settled after each of its slices: its compactions run until none is due, that
+    /// wait counted as its time), so that a machine whose speed drifts over seconds slows both alike rather than
+    /// whichever ran then.
     /// </summary>
     /// <remarks>
     /// Alternated by whole iterations of 15 s, the store without compaction alone ran at 4.8-6.9M upserts/s from one
@@ -211,15 +212,17 @@ public static class YcsbRunner
             for (int slice = 0; slice < slices; slice++)
             {
                 int seconds = (options.Seconds / slices) + (slice < options.Seconds % slices ? 1 : 0);
-                // Each store's disk is sampled only while it runs (its files do not change meanwhile): listing the
-                // other's files every 100 ms took processor time from the store being measured, the store with
-                // compaction the most.
-                with.SampleDisk(running: false);
-                without.SampleDisk(running: true);
-                without.MeasureSlice(iteration, seconds, settle: false);
-                without.SampleDisk(running: false);
-                with.SampleDisk(running: true);
-                with.MeasureSlice(iteration, seconds, settle: true);
+                // In turn first, so that neither always runs just after the other's slice.
+                YcsbStoreRun[] order = slice % 2 == 0 ? [without, with] : [with, without];
+                foreach (YcsbStoreRun run in order)
+                {
+                    // Each store's disk is sampled only while it runs (its files do not change meanwhile): listing the
+                    // other's files every 100 ms took processor time from the store being measured, the store with
+                    // compaction the most.
+                    (run == with ? without : with).SampleDisk(running: false);
+                    run.SampleDisk(running: true);
+                    run.MeasureSlice(iteration, seconds, settle: run == with);
+                }
             }
 
             without.EndIteration(iteration);

@@ -30,6 +30,7 @@ internal sealed class YcsbStoreRun : IDisposable
     private double _iterationOperations;
     private double _iterationSeconds;
     private long _iterationAllocated;
+    private long _iterationCounted;
     private List<double> _iterationSeries = [];
     private long _checkpointsBefore;
     private bool _workersDisposed;
@@ -125,6 +126,7 @@ internal sealed class YcsbStoreRun : IDisposable
         _iterationOperations = 0;
         _iterationSeconds = 0;
         _iterationAllocated = 0;
+        _iterationCounted = 0;
         _iterationSeries = [];
     }
 
@@ -139,6 +141,7 @@ internal sealed class YcsbStoreRun : IDisposable
             YcsbRunner.Measure(_store, _workers, _streams, _verifier, seconds, $"  {_label} iteration {iteration}");
         _totalOperations += operations;
         _iterationAllocated += allocated;
+        _iterationCounted += operations;
         _iterationOperations += opsPerSecond * elapsed;
         _iterationSeconds += elapsed + (settle ? Settle() : 0);
         _iterationSeries.AddRange(series);
@@ -154,7 +157,7 @@ internal sealed class YcsbStoreRun : IDisposable
         // Per iteration too: what the first allocates (pools of pending operations and device requests growing to the
         // most the run ever has in flight) is not what a store serving for hours does.
         Console.WriteLine($"  {_label} iteration {iteration}: {opsPerSecond / 1e6:F2} M ops/s, " +
-            $"{(_iterationOperations == 0 ? 0 : _iterationAllocated / _iterationOperations):F3} B/op allocated");
+            $"{(_iterationCounted == 0 ? 0 : (double)_iterationAllocated / _iterationCounted):F3} B/op allocated");
     }
 
     /// <summary>Waits for the background work the last iteration left running (<see cref="IYcsbStore.Settle"/>);
@@ -163,12 +166,13 @@ internal sealed class YcsbStoreRun : IDisposable
     {
         var clock = Stopwatch.StartNew();
         _store.Settle();
-        if (clock.Elapsed > TimeSpan.FromMilliseconds(100))
+        double seconds = clock.Elapsed.TotalSeconds;
+        if (seconds > 0.1)
         {
-            Console.WriteLine($"  {_label}: background work settled in {clock.Elapsed.TotalSeconds:F1} s");
+            Console.WriteLine($"  {_label}: background work settled in {seconds:F1} s");
         }
 
-        return clock.Elapsed.TotalSeconds;
+        return seconds;
     }
 
     /// <summary>Turns the store's disk samples on or off (<see cref="IYcsbStore.SampleDisk"/>).</summary>

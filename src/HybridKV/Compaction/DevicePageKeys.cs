@@ -98,7 +98,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
         ref PageKeys? place = ref _ring[RingIndex(page)];
         if (place is not null)
         {
-            // Another page a whole ring away: the older goes.
+            // Another page a whole ring away (pages kept are rarely that far apart): it gives way.
             Release(ref place);
         }
 

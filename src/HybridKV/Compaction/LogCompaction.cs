@@ -222,6 +222,7 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 return;
             }
 
+            Volatile.Write(ref _automaticIdle, false);
             if (Environment.TickCount64 >= retryAt && NextCompactionUntil(ratio, minBytes, limitRatio) is long until)
             {
                 try
@@ -245,9 +246,20 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                 }
             }
 
+            else
+            {
+                Volatile.Write(ref _automaticIdle, true);
+            }
+
             await turned.ConfigureAwait(false);
         }
     }
+
+    /// <summary>
+    /// Whether automatic compaction is waiting for a page turn with nothing to compact (or is off): with no writer
+    /// turning pages it stays so. Benchmarks use it to let a store's background work finish before measuring another.
+    /// </summary>
+    internal bool AutomaticIdle => Volatile.Read(ref _automaticIdle);
 
     /// <summary>Where the policy would compact to now, or null if not yet.</summary>
     /// <param name="ratio"><see cref="StoreSettings.LogCompactionRatio"/>.</param>
@@ -324,6 +336,9 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
     private long LimitBytes(double limitRatio, long live) => (long)(limitRatio * live) + MemoryBytes;
 
     private long MemoryBytes => (long)_engine.Log.BufferPages * _engine.Log.PageSize;
+
+    // Set by the automatic loop when it waits for a page turn with nothing to compact; true until it first looks.
+    private bool _automaticIdle = true;
 
     private long _indexCountedAt;
     private long _indexCountedTail;

@@ -280,8 +280,11 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             long chainHead = _engine.FindChainHead(new Index.KeyHash(records[i + ChainHeadsAhead].Hash));
             _chainHeads[i + ChainHeadsAhead] = chainHead;
-            // A chain head on the device is most often the key's newest record, answered from its page's keys.
-            _pageKeys.Prefetch(chainHead);
+            if (chainHead < _engine.Log.HeadAddress)
+            {
+                // A chain head on the device is most often the key's newest record, answered from its page's keys.
+                _pageKeys.Prefetch(chainHead);
+            }
         }
     }
 
