@@ -245,7 +245,6 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
                     StoreLog.CompactionFailed(_logger, error, backoff.TotalSeconds);
                 }
             }
-
             else
             {
                 Volatile.Write(ref _automaticIdle, true);

@@ -79,12 +79,29 @@ public sealed class DevicePageKeysTests
         }
     }
 
+    [Fact]
+    public async Task Records_shifted_off_their_slots_by_expiring_ones_are_read_and_still_found_dead()
+    {
+        using var device = new FaultInjectingDevice(new MemoryDevice(512, 1L << 24));
+        using var store = new CountStore(Settings(device), new CountFunctions());
+        using var session = store.NewSession();
+        // Region C's records of G carry an expiry word: a record of B's keys after one lies off the fixed-size slots.
+        Regions regions = Write(session, store, newerFor: key => key, expiring: true);
+
+        await store.CompactAsync(regions.BStart);
+        CompactionResult second = await store.CompactAsync(regions.CStart);
+
+        Assert.Equal(0, second.RecordsCopied);
+        await AssertValuesAsync(session, newerFor: key => key);
+    }
+
     /// <summary>Region A: keys G (value 1); B: keys K (value 1); C: G (value 2) and, for each key of K, the key
     /// <paramref name="newerFor"/> gives (value 2), a G and a K in turn; then fillers, so that C lies on the device.</summary>
     private static Regions Write(
         CountSession session,
         CountStore store,
-        Func<long, long> newerFor)
+        Func<long, long> newerFor,
+        bool expiring = false)
     {
         for (long key = 0; key < RegionKeys; key++)
         {
@@ -100,7 +117,15 @@ public sealed class DevicePageKeysTests
         long cStart = store.TailAddress;
         for (long key = 0; key < RegionKeys; key++)
         {
-            session.Upsert(key, 2);
+            if (expiring)
+            {
+                session.Upsert(key, 2, Expiration.After(TimeSpan.FromHours(1)));
+            }
+            else
+            {
+                session.Upsert(key, 2);
+            }
+
             session.Upsert(newerFor(key + RegionKeys), 2);
         }
 
