@@ -46,14 +46,8 @@ internal sealed class DevicePageKeys<TKey, TValue>
             (uint)Math.Max(1, 2 * (MaxBytes / PageBytes)))];
     }
 
-    /// <summary>Bytes held.</summary>
-    public long Bytes => (long)_pages * PageBytes;
-
-    /// <summary>Pages held.</summary>
-    public int Pages => _pages;
-
     /// <summary>Whether another page's keys fit.</summary>
-    public bool HasRoom => _slots > 0 && Bytes + PageBytes <= MaxBytes;
+    public bool HasRoom => _slots > 0 && ((long)_pages + 1) * PageBytes <= MaxBytes;
 
     /// <summary>Whether the page at <paramref name="page"/> is held.</summary>
     public bool Holds(long page) => _ring[RingIndex(page)]?.Page == page;

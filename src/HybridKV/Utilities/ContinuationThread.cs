@@ -71,7 +71,7 @@ internal sealed class ContinuationThread : IDisposable
     public static LeaveAwaitable Leave(ContinuationThread? thread) => new(thread);
 
     // Optimized at once: the thread never leaves this loop, so it would otherwise run its first-tier code for ever.
-    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.AggressiveOptimization)]
+    [MethodImpl(MethodImplOptions.AggressiveOptimization)]
     private void Run()
     {
         while (true)
