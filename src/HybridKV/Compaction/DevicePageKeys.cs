@@ -41,7 +41,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
         _pageSize = pageSize;
         _pageBits = System.Numerics.BitOperations.Log2((uint)pageSize);
         // Records of the variable layout have no slots to keep keys at.
-        _slots = LogRecord<TKey, TValue>.IsVariable ? 0 : pageSize / LogRecord<TKey, TValue>.FixedSize;
+        _slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
         _ring = new PageKeys?[_slots == 0 ? 1 : (int)System.Numerics.BitOperations.RoundUpToPowerOf2(
             (uint)Math.Max(1, 2 * (MaxBytes / PageBytes)))];
     }
@@ -59,7 +59,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
     public bool TryGetKey(long address, out TKey key)
     {
         if (_ring[RingIndex(address)] is { } keys && keys.Page == (address & ~(_pageSize - 1L)) &&
-            Slot(address, out int slot) && (keys.Known[slot >> 6] & (1UL << slot)) != 0)
+            RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot) && (keys.Known[slot >> 6] & (1UL << slot)) != 0)
         {
             key = keys.Keys[slot];
             return true;
@@ -75,7 +75,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
     public unsafe void Prefetch(long address)
     {
         if (_ring[RingIndex(address)] is { } keys && keys.Page == (address & ~(_pageSize - 1L)) &&
-            Slot(address, out int slot))
+            RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot))
         {
             Utilities.CacheLine.Prefetch(Unsafe.AsPointer(ref keys.Keys[slot]));
         }
@@ -100,7 +100,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
         keys.Page = page;
         Array.Clear(keys.Known);
         int fixedSize = LogRecord<TKey, TValue>.FixedSize;
-        long first = page + FirstOffset(page);
+        long first = page + RecordSlots<TKey, TValue>.FirstOffset(page);
         VarBytes scratch = default;
         PageRecords<TKey, TValue> walk = reader.Records(page, end);
         try
@@ -148,19 +148,6 @@ internal sealed class DevicePageKeys<TKey, TValue>
     }
 
     private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
-
-    /// <summary>The slot of a record at <paramref name="address"/>, if one of the fixed size could start there.</summary>
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private bool Slot(long address, out int slot)
-    {
-        long offset = (address & (_pageSize - 1L)) - FirstOffset(address & ~(_pageSize - 1L));
-        int fixedSize = LogRecord<TKey, TValue>.FixedSize;
-        slot = (int)(offset / fixedSize);
-        return offset >= 0 && offset % fixedSize == 0 && slot < _slots;
-    }
-
-    /// <summary>Where the page's first record lies (the log's first page starts past address 0).</summary>
-    private static long FirstOffset(long page) => page == 0 ? LogAddress.FirstValid : 0;
 
     private sealed class PageKeys(TKey[] keys, ulong[] known)
     {

@@ -247,10 +247,29 @@ internal sealed class LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFu
             }
             else
             {
+                TakeUpLinksWhileIdle();
                 Volatile.Write(ref _automaticIdle, true);
             }
 
             await turned.ConfigureAwait(false);
+        }
+    }
+
+    /// <summary>Between compactions, at page turns: takes up the links the flushes noted, as a compaction does while it
+    /// runs (<see cref="SupersededKeys{TKey, TValue}"/>), so that the flushes find free batches; skipped while a manual
+    /// compaction runs, which does it itself.</summary>
+    private void TakeUpLinksWhileIdle()
+    {
+        if (_engine.Superseded is { } superseded && _oneAtATime.Wait(0))
+        {
+            try
+            {
+                superseded.TakeUp(_engine.Log.BeginAddress);
+            }
+            finally
+            {
+                _oneAtATime.Release();
+            }
         }
     }
 

@@ -69,7 +69,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
     /// <summary>
     /// Fixed-size keys: liveness from the index, with no device read per record. Reads [from, until) oldest first, a
-    /// page at a time, and traces each record's chain from its key's index entry through memory (under protection, a
+    /// page at a time; drops at once each record that a flushed record of its own key was linked in front of
+    /// (<see cref="SupersededKeys{TKey, TValue}"/>), and traces each other record's chain from its key's index entry through memory (under protection, a
     /// batch of records at a time): a record the entry leads to is live (to be copied); one the chain passes below
     /// without meeting is dead; a chain that continues on the device at a newer record becomes a check
     /// (<see cref="DeviceChecks{TKey}"/>): the record at the cursor has the key (dead), or it is another key sharing
@@ -113,13 +114,14 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             long start = Math.Max(from, page);
             long end = Math.Min(until, page + log.PageSize);
+            TakeUpLinks();
             bool fromDevice = await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
             if (page + log.PageSize < until)
             {
                 _reader.ReadAhead(page + log.PageSize, Math.Min(until, page + (2L * log.PageSize)), cancellationToken);
             }
 
-            CollectRecords(start, end, pageRecords);
+            counts.Examined += CollectRecords(start, end, pageRecords);
             for (int batch = 0; batch < pageRecords.Count; batch += TraceBatch)
             {
                 // Protected for a batch of index look-ups, so that page turns and index phases are never held long.
@@ -202,6 +204,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             for (int next = 0; next < _candidates.Count;)
             {
+                TakeUpLinks();
                 next = CopyCandidates(next, ref counts, out Task? space);
                 if (space is not null)
                 {
@@ -521,6 +524,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             }
             else
             {
+                TakeUpLinks();
                 bool keep = KeepsKeysOf(page);
                 long end = keep ? page + log.PageSize : Math.Min(page + log.PageSize, high + recordSize);
                 bool fromDevice = await _reader.ReadPageAsync(low, end, cancellationToken).ConfigureAwait(false);
@@ -659,16 +663,42 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return last;
     }
 
-    /// <summary>The valid records of the page buffer in [start, end), in address order, with their keys' hashes.</summary>
-    private void CollectRecords(long start, long end, List<(long Address, bool NoValue, long Hash)> records)
+    /// <summary>
+    /// The valid records of the page buffer in [start, end), in address order, with their keys' hashes, but for those
+    /// a record of their own key was linked in front of (<see cref="SupersededKeys{TKey, TValue}"/>): dead, with no
+    /// look-up. Returns how many those were.
+    /// </summary>
+    private int CollectRecords(long start, long end, List<(long Address, bool NoValue, long Hash)> records)
     {
         records.Clear();
+        SupersededKeys<TKey, TValue>? superseded = _engine.Superseded;
+        int dropped = 0;
         long next = start;
         while (_reader.NextRecord(ref next, end, out long address, out bool noValue))
         {
-            records.Add((address, noValue, noValue ? 0 : _engine.KeyHashOf(_reader.KeyAt(address))));
+            if (noValue)
+            {
+                records.Add((address, true, 0));
+                continue;
+            }
+
+            TKey key = _reader.KeyAt(address);
+            if (superseded is not null && superseded.TryGetKey(address, out TKey newer) && _engine.KeysEqual(in newer, in key))
+            {
+                dropped++;
+                continue;
+            }
+
+            records.Add((address, false, _engine.KeyHashOf(key)));
         }
+
+        superseded?.CountDropped(dropped);
+        return dropped;
     }
+
+    /// <summary>Takes up the links the flushes noted since (<see cref="SupersededKeys{TKey, TValue}.TakeUp"/>): called as
+    /// a compaction goes, so that their batches are free again for the flushes meanwhile.</summary>
+    private void TakeUpLinks() => _engine.Superseded?.TakeUp(_engine.Log.BeginAddress);
 
     /// <summary>
     /// Variable-length keys: each record's liveness is traced from the index, through memory and, a record at a time,

@@ -153,7 +153,10 @@ internal sealed partial class HybridLog
     /// <summary>The records of [from, to) are read-only from now on (the range is below the safe read-only address):
     /// their checksums can be written.</summary>
     private unsafe void WriteChecksums(long page, long from, long to) =>
-        _format?.WriteChecksums((byte*)_frames[page & _frameMask], page << _pageSizeBits, _pageSize, from, to);
+        _format?.WriteChecksums((byte*)_frames[page & _frameMask], page << _pageSizeBits, _pageSize, from, to, Links);
+
+    /// <summary>Where flushes note what their records were linked in front of, for log compaction; null: nowhere.</summary>
+    public FlushedLinks? Links { get; set; }
 
     /// <summary>
     /// Where the head should be while the tail is in <paramref name="tailPage"/>: one frame behind the buffer's

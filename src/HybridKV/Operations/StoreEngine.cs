@@ -74,7 +74,16 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             ? new Caching.ReadCache(settings.ReadCacheBytes, LogRecord<TKey, TValue>.MaxFixedSize)
             : null;
         _hotReads = settings.CopyHotReadsToTail && ReadCache is null ? new Caching.HotReadFilter(settings.MemorySizeBytes) : null;
+        if (Log.HasDevice && Compaction.SupersededKeys<TKey, TValue>.IsSupported)
+        {
+            Superseded = new Compaction.SupersededKeys<TKey, TValue>(Log.PageSize);
+            Log.Links = Superseded.Links;
+        }
     }
+
+    /// <summary>The keys of the records linked in front of others, which log compaction drops those by (its thread's
+    /// alone); null where the log has no device or its records are of the variable layout.</summary>
+    public Compaction.SupersededKeys<TKey, TValue>? Superseded { get; }
 
     /// <summary>The read cache, if <see cref="StoreSettings.ReadCacheBytes"/> asked for one.</summary>
     public Caching.ReadCache? ReadCache { get; }
