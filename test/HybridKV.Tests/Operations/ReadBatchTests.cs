@@ -159,7 +159,10 @@ public sealed class ReadBatchTests : IDisposable
     [Fact]
     public async Task A_read_from_a_chain_found_before_compaction_moved_its_key_forward_looks_the_key_up_again()
     {
-        using var store = StoreOnDevice.Create(StoreOnDevice.Settings(_directory.NewSubdirectory()));
+        // No memory compactor: copying a page's live records back to the tail in the background as it leaves memory,
+        // it could bring key 9's copy back into memory behind the test's back (seen once in the suite under load).
+        using var store = StoreOnDevice.Create(
+            StoreOnDevice.Settings(_directory.NewSubdirectory()) with { MemoryCompactionMaxLiveFraction = 0 });
         using var session = store.NewSession();
         session.Preload(6_000, factor: 3);
         const long Key = 7;
