@@ -665,35 +665,46 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
 
     /// <summary>
     /// The valid records of the page buffer in [start, end), in address order, with their keys' hashes, but for those
-    /// a record of their own key was linked in front of (<see cref="SupersededKeys{TKey, TValue}"/>): dead, with no
-    /// look-up. Returns how many those were.
+    /// a flushed record of their own key was linked in front of (<see cref="SupersededKeys{TKey, TValue}"/>): dead,
+    /// with no look-up. Returns how many those were.
     /// </summary>
     private int CollectRecords(long start, long end, List<(long Address, bool NoValue, long Hash)> records)
     {
         records.Clear();
-        SupersededKeys<TKey, TValue>? superseded = _engine.Superseded;
-        int dropped = 0;
+        var superseded = new SupersededRecords(_engine);
         long next = start;
-        while (_reader.NextRecord(ref next, end, out long address, out bool noValue))
+        while (_reader.NextRecord(ref next, end, out long address, out bool noValue, ref superseded))
         {
-            if (noValue)
-            {
-                records.Add((address, true, 0));
-                continue;
-            }
-
-            TKey key = _reader.KeyAt(address);
-            if (superseded is not null && superseded.TryGetKey(address, out TKey newer) && _engine.KeysEqual(in newer, in key))
-            {
-                dropped++;
-                continue;
-            }
-
-            records.Add((address, false, _engine.KeyHashOf(key)));
+            records.Add((address, noValue, noValue ? 0 : _engine.KeyHashOf(_reader.KeyAt(address))));
         }
 
-        superseded?.CountDropped(dropped);
-        return dropped;
+        _engine.Superseded?.CountDropped(superseded.Dropped);
+        return superseded.Dropped;
+    }
+
+    /// <summary>
+    /// Passes over a record whose noted key is its own, before its checksum is checked: a newer record of its key
+    /// exists, so none of its bytes but the key matter, and a key damaged on the device into exactly the noted one is
+    /// all such a record could hide (a damaged record that is not dropped this way is still checked and fails).
+    /// </summary>
+    private struct SupersededRecords(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine)
+        : ISkipsRecords<TKey, TValue>
+    {
+        public int Dropped;
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public bool Skips(long address, LogRecord<TKey, TValue> record)
+        {
+            VarBytes scratch = default;
+            if (engine.Superseded is { } superseded && superseded.TryGetKey(address, out TKey newer) &&
+                engine.KeysEqual(in newer, in record.KeyRef(ref scratch)))
+            {
+                Dropped++;
+                return true;
+            }
+
+            return false;
+        }
     }
 
     /// <summary>Takes up the links the flushes noted since (<see cref="SupersededKeys{TKey, TValue}.TakeUp"/>): called as

@@ -62,7 +62,7 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <summary>Records compactions dropped by a key noted here (for tests and diagnostics).</summary>
     public long RecordsDropped { get; private set; }
 
-    private long EntryBytes => ((long)_slots * (Unsafe.SizeOf<TKey>() + 1)) + 64;
+    private long EntryBytes => ((long)_slots * (Unsafe.SizeOf<TKey>() + 1) * 10 / 9) + 128;
 
     /// <summary>
     /// Compaction's: notes the links the flushes gathered since, and provides the flushes with batches again. Links
@@ -74,6 +74,13 @@ internal sealed class SupersededKeys<TKey, TValue>
         {
             for (int i = 0; i < batch.Count; i++)
             {
+                if (i + NotesAhead < batch.Count)
+                {
+                    // Each note lands somewhere else in megabytes of keys: its lines are asked for a few notes early,
+                    // so that the misses overlap (the scatter was a sixth of the compaction's samples without).
+                    Prefetch(batch.PreviousAddressAt(i + NotesAhead, out TKey _));
+                }
+
                 long previousAddress = batch.PreviousAddressAt(i, out TKey key);
                 if (previousAddress >= beginAddress)
                 {
@@ -102,6 +109,19 @@ internal sealed class SupersededKeys<TKey, TValue>
 
         key = default;
         return false;
+    }
+
+    /// <summary>How many notes ahead of the one being written a note's lines are prefetched.</summary>
+    private const int NotesAhead = 8;
+
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
+    private void Prefetch(long previousAddress)
+    {
+        if (_ring[RingIndex(previousAddress)] is { } entry && entry.Page == (previousAddress & ~(_pageSize - 1L)) &&
+            RecordSlots<TKey, TValue>.TryGet(previousAddress, _pageSize - 1L, _slots, out int slot))
+        {
+            entry.Prefetch(slot);
+        }
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
@@ -174,34 +194,67 @@ internal sealed class SupersededKeys<TKey, TValue>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
 
-    private sealed class Entry(int slots)
+    /// <summary>
+    /// The keys noted for one page's slots, each beside its flag in the same cache line (a group of slots a line: for
+    /// 8-byte keys, seven keys then their seven flags), so that a note costs one line, not one for the key and another
+    /// for the flag; the scatter of notes was a sixth of the compaction's samples with two.
+    /// </summary>
+    private sealed unsafe class Entry
     {
-        private readonly TKey[] _keys = new TKey[slots];
+        private const int Line = 64;
 
-        // A byte per slot, whether its key was noted: a note only stores, never waits to load a word of bits.
-        private readonly byte[] _known = new byte[slots];
+        // Slots a group, and a group's bytes: a line, or for keys of a line or more, as many lines as one slot needs.
+        private static readonly int s_perGroup = Math.Max(1, Line / (Unsafe.SizeOf<TKey>() + 1));
+        private static readonly int s_groupBytes = s_perGroup > 1 ? Line : (Unsafe.SizeOf<TKey>() + 1 + Line - 1) / Line * Line;
+
+        // Pinned (it never moves) and a line over, so that groups start on lines.
+        private readonly byte[] _memory;
+        private readonly byte* _groups;
+        private readonly int _bytes;
+
+        public Entry(int slots)
+        {
+            _bytes = (slots + s_perGroup - 1) / s_perGroup * s_groupBytes;
+            _memory = GC.AllocateUninitializedArray<byte>(_bytes + Line, pinned: true);
+            byte* start = (byte*)Unsafe.AsPointer(ref _memory[0]);
+            _groups = start + ((Line - ((nint)start & (Line - 1))) & (Line - 1));
+        }
 
         /// <summary>The page whose records are noted here.</summary>
         public long Page { get; private set; } = NoPage;
 
         public void Assign(long page)
         {
-            Array.Clear(_known);
+            new Span<byte>(_groups, _bytes).Clear();
             Page = page;
         }
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public void Set(int slot, in TKey key)
         {
-            _keys[slot] = key;
-            _known[slot] = 1;
+            byte* group = Group(slot, out int index);
+            Unsafe.WriteUnaligned(group + (index * Unsafe.SizeOf<TKey>()), key);
+            group[(s_perGroup * Unsafe.SizeOf<TKey>()) + index] = 1;
         }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public void Prefetch(int slot) => Utilities.CacheLine.Prefetch(Group(slot, out _));
 
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public bool TryGet(int slot, out TKey key)
         {
-            key = _keys[slot];
-            return _known[slot] != 0;
+            byte* group = Group(slot, out int index);
+            key = Unsafe.ReadUnaligned<TKey>(group + (index * Unsafe.SizeOf<TKey>()));
+            return group[(s_perGroup * Unsafe.SizeOf<TKey>()) + index] != 0;
+        }
+
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        private byte* Group(int slot, out int index)
+        {
+            System.Diagnostics.Debug.Assert(slot >= 0 && (long)(slot / s_perGroup) * s_groupBytes < _bytes, "A slot of the page.");
+            int group = slot / s_perGroup;
+            index = slot - (group * s_perGroup);
+            return _groups + ((nint)group * s_groupBytes);
         }
     }
 }

@@ -262,11 +262,28 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
     /// </summary>
     public bool NextRecord(ref long next, long end, out long address, out bool noValue)
     {
+        var none = default(SkipsNone);
+        return NextRecord(ref next, end, out address, out noValue, ref none);
+    }
+
+    /// <summary>
+    /// <see cref="NextRecord(ref long, long, out long, out bool)"/>, passing over the valid records with a value that
+    /// <paramref name="skip"/> takes, before their checksums are checked: those are records whose bytes the caller
+    /// needs no more of (compaction's, dropped by their keys alone).
+    /// </summary>
+    public bool NextRecord<TSkip>(ref long next, long end, out long address, out bool noValue, ref TSkip skip)
+        where TSkip : struct, ISkipsRecords<TKey, TValue>
+    {
         PageRecords<TKey, TValue> walk = Records(next, end);
         while (walk.MoveNext())
         {
             LogRecord<TKey, TValue> record = walk.Current;
             next = walk.Address + record.Size;
+            if (!record.Header.Invalid && !record.Header.Tombstone && skip.Skips(walk.Address, record))
+            {
+                continue;
+            }
+
             if (_pageFromDevice)
             {
                 ThrowIfDamaged(record, walk.Address, (int)(_log.PageSize - (walk.Address & (_log.PageSize - 1L))));
@@ -283,6 +300,11 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         address = LogAddress.Invalid;
         noValue = false;
         return false;
+    }
+
+    private struct SkipsNone : ISkipsRecords<TKey, TValue>
+    {
+        public readonly bool Skips(long address, LogRecord<TKey, TValue> record) => false;
     }
 
     /// <summary>The key of the record at <paramref name="address"/> of the page last read: a <see cref="VarBytes"/>
