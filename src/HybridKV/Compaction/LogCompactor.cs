@@ -682,11 +682,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         return superseded.Dropped;
     }
 
-    /// <summary>
-    /// Passes over a record whose noted key is its own, before its checksum is checked: a newer record of its key
-    /// exists, so none of its bytes but the key matter, and a key damaged on the device into exactly the noted one is
-    /// all such a record could hide (a damaged record that is not dropped this way is still checked and fails).
-    /// </summary>
+    /// <summary>Passes over a record whose noted key is its own: a newer record of its key exists.</summary>
     private struct SupersededRecords(StoreEngine<TKey, TValue, TInput, TOutput, TContext, TFunctions> engine)
         : ISkipsRecords<TKey, TValue>
     {

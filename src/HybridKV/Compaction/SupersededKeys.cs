@@ -17,8 +17,10 @@ namespace HybridKV.Compaction;
 /// entry of the record's page given when the page's first link arrives, up to <see cref="MaxBytes"/> (and the links'
 /// own batches, <see cref="FlushedLinks"/>). A record is noted nothing when its page had no entry (the budget), when
 /// the flush found no free batch (compaction had not taken them up), or when it was updated in place; it then goes the
-/// index way. Only compaction's thread reads or writes the entries: a page's entry is given to another page once the
-/// begin address has passed it, with nothing else to wait for.
+/// index way. Only compaction reads or writes the entries, on its thread or, between compactions, on the automatic
+/// loop's while it holds the compactions' semaphore: a page's entry is given to another page once the begin address
+/// has passed it, with nothing else to wait for. A store whose page is too large for an entry and two batches of links
+/// within the budgets notes nothing.
 /// </remarks>
 internal sealed class SupersededKeys<TKey, TValue>
     where TKey : unmanaged
@@ -44,17 +46,29 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <param name="pageSize">The log's page size.</param>
     public SupersededKeys(int pageSize)
     {
-        System.Diagnostics.Debug.Assert(IsSupported, "Records of the fixed layout.");
+        System.Diagnostics.Debug.Assert(IsSupported(pageSize), "Records of the fixed layout, within the budgets.");
         _pageSize = pageSize;
         _pageBits = System.Numerics.BitOperations.Log2((uint)pageSize);
         _slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
         _maxEntries = (int)Math.Max(1, MaxBytes / EntryBytes);
         _ring = new Entry?[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)_maxEntries)];
-        Links = new FlushedLinks(sizeof(long) + Unsafe.SizeOf<TKey>(), _slots + 1, MaxLinkBytes);
+        Links = new FlushedLinks(LinkBytes, _slots + 1, MaxLinkBytes);
     }
 
-    /// <summary>Whether records of this store can be noted: those of the fixed layout.</summary>
-    public static bool IsSupported => !LogRecord<TKey, TValue>.IsVariable;
+    /// <summary>Whether records of a store with pages of <paramref name="pageSize"/> bytes can be noted: those of the
+    /// fixed layout, where a page's entry and two pages' links fit the budgets.</summary>
+    public static bool IsSupported(int pageSize)
+    {
+        if (LogRecord<TKey, TValue>.IsVariable)
+        {
+            return false;
+        }
+
+        int slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
+        return Entry.BytesFor(slots) <= MaxBytes && FlushedLinks.Fits(LinkBytes, slots + 1, MaxLinkBytes);
+    }
+
+    private static int LinkBytes => sizeof(long) + Unsafe.SizeOf<TKey>();
 
     /// <summary>Where flushes note their records' links.</summary>
     public FlushedLinks Links { get; }
@@ -62,7 +76,7 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <summary>Records compactions dropped by a key noted here (for tests and diagnostics).</summary>
     public long RecordsDropped { get; private set; }
 
-    private long EntryBytes => ((long)_slots * (Unsafe.SizeOf<TKey>() + 1) * 10 / 9) + 128;
+    private long EntryBytes => Entry.BytesFor(_slots) + 64;
 
     /// <summary>
     /// Compaction's: notes the links the flushes gathered since, and provides the flushes with batches again. Links
@@ -70,7 +84,9 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// </summary>
     public void TakeUp(long beginAddress)
     {
-        while (Links.TryTakeFilled(out FlushedLinks.Batch? batch))
+        // Only the batches filled by now: flushes refill those handed back meanwhile, and a compaction that called this
+        // between two pages would otherwise not get back to its pages while writers keep flushing.
+        for (int batches = Links.FilledCount; batches > 0 && Links.TryTakeFilled(out FlushedLinks.Batch? batch); batches--)
         {
             for (int i = 0; i < batch.Count; i++)
             {
@@ -214,7 +230,7 @@ internal sealed class SupersededKeys<TKey, TValue>
 
         public Entry(int slots)
         {
-            _bytes = (slots + s_perGroup - 1) / s_perGroup * s_groupBytes;
+            _bytes = (int)BytesFor(slots);
             _memory = GC.AllocateUninitializedArray<byte>(_bytes + Line, pinned: true);
             byte* start = (byte*)Unsafe.AsPointer(ref _memory[0]);
             _groups = start + ((Line - ((nint)start & (Line - 1))) & (Line - 1));
@@ -222,6 +238,9 @@ internal sealed class SupersededKeys<TKey, TValue>
 
         /// <summary>The page whose records are noted here.</summary>
         public long Page { get; private set; } = NoPage;
+
+        /// <summary>The bytes of the groups of <paramref name="slots"/> slots (the entry takes a line more).</summary>
+        public static long BytesFor(int slots) => (long)(slots + s_perGroup - 1) / s_perGroup * s_groupBytes;
 
         public void Assign(long page)
         {

@@ -39,6 +39,22 @@ internal sealed class FlushedLinks
     /// <summary>The bytes of one link.</summary>
     public int LinkBytes { get; }
 
+    /// <summary>Whether two batches of <paramref name="linksPerBatch"/> links (the fewest that let flushes and
+    /// compaction take turns) fit in <paramref name="maxBytes"/>.</summary>
+    public static bool Fits(int linkBytes, int linksPerBatch, long maxBytes) => 2L * linkBytes * linksPerBatch <= maxBytes;
+
+    /// <summary>How many filled batches wait for compaction.</summary>
+    public int FilledCount
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _filled.Count;
+            }
+        }
+    }
+
     /// <summary>A flush's: an empty batch, or null if compaction provided none or has not emptied them yet.</summary>
     public Batch? TakeFree()
     {

@@ -268,8 +268,8 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
 
     /// <summary>
     /// <see cref="NextRecord(ref long, long, out long, out bool)"/>, passing over the valid records with a value that
-    /// <paramref name="skip"/> takes, before their checksums are checked: those are records whose bytes the caller
-    /// needs no more of (compaction's, dropped by their keys alone).
+    /// <paramref name="skip"/> takes (compaction's, dropped by their keys alone). Checked first like every other: a
+    /// damaged header could give the walk a wrong size and so misplace every record after it on the page.
     /// </summary>
     public bool NextRecord<TSkip>(ref long next, long end, out long address, out bool noValue, ref TSkip skip)
         where TSkip : struct, ISkipsRecords<TKey, TValue>
@@ -279,14 +279,14 @@ internal sealed class LogReader<TKey, TValue> : IDisposable
         {
             LogRecord<TKey, TValue> record = walk.Current;
             next = walk.Address + record.Size;
-            if (!record.Header.Invalid && !record.Header.Tombstone && skip.Skips(walk.Address, record))
-            {
-                continue;
-            }
-
             if (_pageFromDevice)
             {
                 ThrowIfDamaged(record, walk.Address, (int)(_log.PageSize - (walk.Address & (_log.PageSize - 1L))));
+            }
+
+            if (!record.Header.Invalid && !record.Header.Tombstone && skip.Skips(walk.Address, record))
+            {
+                continue;
             }
 
             if (!record.Header.Invalid)

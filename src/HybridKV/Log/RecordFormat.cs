@@ -30,20 +30,26 @@ internal sealed unsafe class RecordFormat<TKey, TValue> : RecordFormat
         // Flushes cover ranges the tail or an earlier flush ended at: record starts.
         var walk = new PageRecords<TKey, TValue>(page, pageAddress, pageSize, from, to, fromIsRecordStart: true);
         FlushedLinks.Batch? batch = LogRecord<TKey, TValue>.IsVariable ? null : links?.TakeFree();
-        while (walk.MoveNext())
+        try
         {
-            LogRecord<TKey, TValue> record = walk.Current;
-            record.WriteChecksum();
-            if (batch is not null && !record.Header.Invalid)
+            while (walk.MoveNext())
             {
-                VarBytes scratch = default;
-                batch.Add(record.Header.PreviousAddress, in record.KeyRef(ref scratch));
+                LogRecord<TKey, TValue> record = walk.Current;
+                record.WriteChecksum();
+                if (batch is not null && !record.Header.Invalid)
+                {
+                    VarBytes scratch = default;
+                    batch.Add(record.Header.PreviousAddress, in record.KeyRef(ref scratch));
+                }
             }
         }
-
-        if (batch is not null)
+        finally
         {
-            links!.Publish(batch);
+            // Also when the walk failed: a batch never handed back would be lost to the flushes for good.
+            if (batch is not null)
+            {
+                links!.Publish(batch);
+            }
         }
     }
 }

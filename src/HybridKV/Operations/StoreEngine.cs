@@ -74,7 +74,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             ? new Caching.ReadCache(settings.ReadCacheBytes, LogRecord<TKey, TValue>.MaxFixedSize)
             : null;
         _hotReads = settings.CopyHotReadsToTail && ReadCache is null ? new Caching.HotReadFilter(settings.MemorySizeBytes) : null;
-        if (Log.HasDevice && Compaction.SupersededKeys<TKey, TValue>.IsSupported)
+        if (Log.HasDevice && Compaction.SupersededKeys<TKey, TValue>.IsSupported(Log.PageSize))
         {
             Superseded = new Compaction.SupersededKeys<TKey, TValue>(Log.PageSize);
             Log.Links = Superseded.Links;

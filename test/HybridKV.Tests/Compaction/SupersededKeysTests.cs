@@ -26,7 +26,7 @@ public sealed class SupersededKeysTests
         using var device = new MemoryDevice(512, 1L << 24);
         using var store = new CountStore(Settings(device), new CountFunctions());
         using var session = store.NewSession();
-        long newerStart = Write(session, store, newerFor: key => key);
+        (long newerStart, _) = Write(session, store, newerFor: key => key);
 
         CompactionResult result = await store.CompactAsync(newerStart);
 
@@ -48,7 +48,11 @@ public sealed class SupersededKeysTests
         using var store = new CountStore(Settings(device), new CountFunctions(HashMode.TwinsAMillionApart));
         using var session = store.NewSession();
         // Each key's twin hashes alike: its record is linked in front of the key's, and the flush notes the twin there.
-        long newerStart = Write(session, store, newerFor: key => key + Twin);
+        (long newerStart, long firstAddress) = Write(session, store, newerFor: key => key + Twin);
+        // The flush noted the twin's key at key 0's record: the note is there, and it is another key's.
+        store.Engine.Superseded!.TakeUp(store.BeginAddress);
+        Assert.True(store.Engine.Superseded.TryGetKey(firstAddress, out long noted));
+        Assert.Equal(Twin, noted);
 
         CompactionResult result = await store.CompactAsync(newerStart);
 
@@ -64,11 +68,13 @@ public sealed class SupersededKeysTests
 
     /// <summary>Keys 0 to <see cref="Keys"/> (value 1), then for each the key <paramref name="newerFor"/> gives (value
     /// 2), then fillers, so that both lie on the device, flushed after compaction gave the flushes their batches.
-    /// Returns where the newer records start.</summary>
-    private static long Write(CountSession session, CountStore store, Func<long, long> newerFor)
+    /// Returns where the newer records start, and where key 0's record lies.</summary>
+    private static (long NewerStart, long FirstAddress) Write(CountSession session, CountStore store, Func<long, long> newerFor)
     {
-        // Flushes note links only in batches compaction provides: it does so whenever it runs, or at page turns.
+        // Flushes note links only in batches compaction provides: it does so whenever it runs, or at page turns while
+        // automatic compaction is on (these stores have it off, so nothing else takes the batches up meanwhile).
         store.Engine.Superseded!.TakeUp(store.BeginAddress);
+        long firstAddress = store.TailAddress;
         for (long key = 0; key < Keys; key++)
         {
             session.Upsert(key, 1);
@@ -88,7 +94,7 @@ public sealed class SupersededKeysTests
 
         session.CompletePending(wait: true);
         Assert.True(newerEnd <= store.HeadAddress, "the newer records lie on the device");
-        return newerStart;
+        return (newerStart, firstAddress);
     }
 
     private static StoreSettings Settings(StorageDevice device) =>
