@@ -23,6 +23,8 @@ internal sealed class FlushedLinks
     private readonly int _batchBytes;
     private readonly int _maxBatches;
     private int _batches;
+    // The free batches, read without the lock by flushes that find none.
+    private int _freeCount;
 
     /// <param name="linkBytes">The bytes of one link: the previous address and the key.</param>
     /// <param name="linksPerBatch">The most links a batch holds: the most records one flush (a page at most) walks.</param>
@@ -58,10 +60,28 @@ internal sealed class FlushedLinks
     /// <summary>A flush's: an empty batch, or null if compaction provided none or has not emptied them yet.</summary>
     public Batch? TakeFree()
     {
+        // A store that does not compact (or whose compaction has not taken the batches up) never takes the lock.
+        if (Volatile.Read(ref _freeCount) == 0)
+        {
+            return null;
+        }
+
         lock (_gate)
         {
-            return _free.TryPop(out Batch? batch) ? batch : null;
+            if (!_free.TryPop(out Batch? batch))
+            {
+                return null;
+            }
+
+            _freeCount--;
+            return batch;
         }
+    }
+
+    private void PushFree(Batch batch)
+    {
+        _free.Push(batch);
+        Volatile.Write(ref _freeCount, _freeCount + 1);
     }
 
     /// <summary>A flush's: hands back the batch it took, for compaction to take up.</summary>
@@ -71,7 +91,7 @@ internal sealed class FlushedLinks
         {
             if (batch.Count == 0)
             {
-                _free.Push(batch);
+                PushFree(batch);
             }
             else
             {
@@ -95,7 +115,7 @@ internal sealed class FlushedLinks
         batch.Count = 0;
         lock (_gate)
         {
-            _free.Push(batch);
+            PushFree(batch);
         }
     }
 
@@ -107,7 +127,7 @@ internal sealed class FlushedLinks
             var batch = new Batch(_batchBytes, LinkBytes);
             lock (_gate)
             {
-                _free.Push(batch);
+                PushFree(batch);
             }
 
             _batches++;
