@@ -70,8 +70,8 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     /// <summary>
     /// Fixed-size keys: liveness from the index, with no device read per record. Reads [from, until) oldest first, a
     /// page at a time; drops at once each record that a flushed record of its own key was linked in front of
-    /// (<see cref="SupersededKeys{TKey, TValue}"/>), and traces each other record's chain from its key's index entry through memory (under protection, a
-    /// batch of records at a time): a record the entry leads to is live (to be copied); one the chain passes below
+    /// (<see cref="SupersededKeys{TKey, TValue}"/>), and traces each other record's chain from its key's index entry
+    /// through memory (under protection, a batch of records at a time): a record the entry leads to is live (to be copied); one the chain passes below
     /// without meeting is dead; a chain that continues on the device at a newer record becomes a check
     /// (<see cref="DeviceChecks{TKey}"/>): the record at the cursor has the key (dead), or it is another key sharing
     /// the entry (a tag collision, rare: copied if the exact trace finds it live). A check whose cursor lies further
