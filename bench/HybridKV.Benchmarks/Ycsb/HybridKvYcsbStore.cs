@@ -53,6 +53,8 @@ public static class HybridKvYcsbStore
         private long _checkpointsCommitted;
         private bool _watchingCommits; // workers are created on the runner's thread
         private readonly string? _logDirectory;
+        // The store's own directory, deleted when it is disposed (null: in memory).
+        private readonly string? _directory;
         private readonly Timer? _diskSampler;
         private long _peakDiskBytes;
         private readonly int _readBatch;
@@ -73,6 +75,8 @@ public static class HybridKvYcsbStore
                 {
                     Directory.Delete(options.Directory, recursive: true);
                 }
+
+                _directory = options.Directory;
 
                 if (options.Device == "azure")
                 {
@@ -275,6 +279,11 @@ public static class HybridKvYcsbStore
             _verifier?.Dispose();
             _store.Dispose();
             _device?.Dispose();
+            // The store without compaction in a soak leaves about 10 GB behind: a few runs filled a machine's disk.
+            if (_directory is not null && Directory.Exists(_directory))
+            {
+                Directory.Delete(_directory, recursive: true);
+            }
         }
 
         private sealed class Worker(
