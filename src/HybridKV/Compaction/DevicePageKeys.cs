@@ -15,7 +15,7 @@ namespace HybridKV.Compaction;
 /// Records of the fixed layout only. A key is kept at its record's slot when the record lies where a record of the fixed size
 /// without an expiry word would (an expiring record shifts the ones after it off their slots: those are not kept), is
 /// valid and its checksum matches; a key not kept is answered by reading its record, as before. Memory: at most
-/// <see cref="MaxBytes"/>, the keys and a bit per slot; pages are dropped once the begin address passed them.
+/// <see cref="MaxBytes"/>, the keys and a flag per slot (<see cref="PageSlotKeys{TKey}"/>); pages are dropped once the begin address passed them.
 /// </remarks>
 internal sealed class DevicePageKeys<TKey, TValue>
     where TKey : unmanaged
@@ -26,10 +26,10 @@ internal sealed class DevicePageKeys<TKey, TValue>
 
     // A page's keys at its page number modulo the ring's length (the page is checked on every look-up): no dictionary
     // look-up per record. Twice the pages the budget holds, so that pages a little apart rarely meet.
-    private readonly PageKeys?[] _ring;
+    private readonly PageSlotKeys<TKey>?[] _ring;
     // Keys of pages dropped, for the next pages kept: arrays allocated afresh each compaction had the kernel zeroing
     // new memory for a seventh of the compaction's time.
-    private readonly Stack<PageKeys> _free = new();
+    private readonly Stack<PageSlotKeys<TKey>> _free = new();
     private readonly int _pageSize;
     private readonly int _pageBits;
     private readonly int _slots;
@@ -42,7 +42,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
         _pageBits = System.Numerics.BitOperations.Log2((uint)pageSize);
         // Records of the variable layout have no slots to keep keys at.
         _slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
-        _ring = new PageKeys?[_slots == 0 ? 1 : (int)System.Numerics.BitOperations.RoundUpToPowerOf2(
+        _ring = new PageSlotKeys<TKey>?[_slots == 0 ? 1 : (int)System.Numerics.BitOperations.RoundUpToPowerOf2(
             (uint)Math.Max(1, 2 * (MaxBytes / PageBytes)))];
     }
 
@@ -52,17 +52,16 @@ internal sealed class DevicePageKeys<TKey, TValue>
     /// <summary>Whether the page at <paramref name="page"/> is held.</summary>
     public bool Holds(long page) => _ring[RingIndex(page)]?.Page == page;
 
-    private long PageBytes => ((long)_slots * Unsafe.SizeOf<TKey>()) + (_slots / 8) + 64;
+    private long PageBytes => PageSlotKeys<TKey>.BytesFor(_slots) + 64;
 
     /// <summary>The key of the record at <paramref name="address"/>, if its page's keys are held and it was kept.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetKey(long address, out TKey key)
     {
         if (_ring[RingIndex(address)] is { } keys && keys.Page == (address & ~(_pageSize - 1L)) &&
-            RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot) && (keys.Known[slot >> 6] & (1UL << slot)) != 0)
+            RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot))
         {
-            key = keys.Keys[slot];
-            return true;
+            return keys.TryGet(slot, out key);
         }
 
         key = default;
@@ -72,12 +71,12 @@ internal sealed class DevicePageKeys<TKey, TValue>
     /// <summary>Starts loading the key of the record at <paramref name="address"/>, if its page's keys are held: a
     /// look-up a few records later then finds it in cache (the keys are megabytes, each look-up somewhere else).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public unsafe void Prefetch(long address)
+    public void Prefetch(long address)
     {
         if (_ring[RingIndex(address)] is { } keys && keys.Page == (address & ~(_pageSize - 1L)) &&
             RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot))
         {
-            Utilities.CacheLine.Prefetch(Unsafe.AsPointer(ref keys.Keys[slot]));
+            keys.Prefetch(slot);
         }
     }
 
@@ -89,16 +88,15 @@ internal sealed class DevicePageKeys<TKey, TValue>
     public void Keep(long page, long end, LogReader<TKey, TValue> reader)
     {
         System.Diagnostics.Debug.Assert(HasRoom && !Holds(page), "Room for a page not held yet.");
-        ref PageKeys? place = ref _ring[RingIndex(page)];
+        ref PageSlotKeys<TKey>? place = ref _ring[RingIndex(page)];
         if (place is not null)
         {
             // Another page a whole ring away (pages kept are rarely that far apart): it gives way.
             Release(ref place);
         }
 
-        PageKeys keys = _free.TryPop(out PageKeys? reused) ? reused : new PageKeys(new TKey[_slots], new ulong[(_slots + 63) / 64]);
-        keys.Page = page;
-        Array.Clear(keys.Known);
+        PageSlotKeys<TKey> keys = _free.TryPop(out PageSlotKeys<TKey>? reused) ? reused : new PageSlotKeys<TKey>(_slots);
+        keys.Assign(page);
         int fixedSize = LogRecord<TKey, TValue>.FixedSize;
         long first = page + RecordSlots<TKey, TValue>.FirstOffset(page);
         VarBytes scratch = default;
@@ -114,9 +112,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
                     continue;
                 }
 
-                int slot = (int)(offset / fixedSize);
-                keys.Keys[slot] = record.KeyRef(ref scratch);
-                keys.Known[slot >> 6] |= 1UL << slot;
+                keys.Set((int)(offset / fixedSize), in record.KeyRef(ref scratch));
             }
         }
         catch (InvalidDataException)
@@ -140,7 +136,7 @@ internal sealed class DevicePageKeys<TKey, TValue>
         }
     }
 
-    private void Release(ref PageKeys? place)
+    private void Release(ref PageSlotKeys<TKey>? place)
     {
         _free.Push(place!);
         place = null;
@@ -148,14 +144,4 @@ internal sealed class DevicePageKeys<TKey, TValue>
     }
 
     private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
-
-    private sealed class PageKeys(TKey[] keys, ulong[] known)
-    {
-        public long Page { get; set; }
-
-        public TKey[] Keys { get; } = keys;
-
-        // A bit per slot: whether its key was kept.
-        public ulong[] Known { get; } = known;
-    }
 }

@@ -32,10 +32,7 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <summary>The most bytes of links waiting for compaction to take them up.</summary>
     public const long MaxLinkBytes = 16L << 20;
 
-    // The page of an entry that holds none.
-    private const long NoPage = -1;
-
-    private readonly Entry?[] _ring;
+    private readonly PageSlotKeys<TKey>?[] _ring;
     private readonly int _pageSize;
     private readonly int _pageBits;
     private readonly int _slots;
@@ -51,7 +48,7 @@ internal sealed class SupersededKeys<TKey, TValue>
         _pageBits = System.Numerics.BitOperations.Log2((uint)pageSize);
         _slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
         _maxEntries = (int)Math.Max(1, MaxBytes / EntryBytes);
-        _ring = new Entry?[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)_maxEntries)];
+        _ring = new PageSlotKeys<TKey>?[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)_maxEntries)];
         Links = new FlushedLinks(LinkBytes, _slots + 1, MaxLinkBytes);
     }
 
@@ -65,7 +62,7 @@ internal sealed class SupersededKeys<TKey, TValue>
         }
 
         int slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
-        return Entry.BytesFor(slots) <= MaxBytes && FlushedLinks.Fits(LinkBytes, slots + 1, MaxLinkBytes);
+        return PageSlotKeys<TKey>.BytesFor(slots) <= MaxBytes && FlushedLinks.Fits(LinkBytes, slots + 1, MaxLinkBytes);
     }
 
     private static int LinkBytes => sizeof(long) + Unsafe.SizeOf<TKey>();
@@ -76,7 +73,7 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <summary>Records compactions dropped by a key noted here (for tests and diagnostics).</summary>
     public long RecordsDropped { get; private set; }
 
-    private long EntryBytes => Entry.BytesFor(_slots) + 64;
+    private long EntryBytes => PageSlotKeys<TKey>.BytesFor(_slots) + 64;
 
     /// <summary>
     /// Compaction's: notes the links the flushes gathered since, and provides the flushes with batches again. Links
@@ -149,7 +146,7 @@ internal sealed class SupersededKeys<TKey, TValue>
         }
 
         long page = previousAddress & ~(_pageSize - 1L);
-        ref Entry? place = ref _ring[RingIndex(previousAddress)];
+        ref PageSlotKeys<TKey>? place = ref _ring[RingIndex(previousAddress)];
         if (place?.Page != page && !TryGive(ref place, page, beginAddress))
         {
             return;
@@ -160,11 +157,11 @@ internal sealed class SupersededKeys<TKey, TValue>
 
     /// <summary>Gives the page at <paramref name="page"/> the entry at <paramref name="place"/> if that holds a page the
     /// begin address passed, or a new one, or one another place no longer needs; false if the budget is spent.</summary>
-    private bool TryGive(ref Entry? place, long page, long beginAddress)
+    private bool TryGive(ref PageSlotKeys<TKey>? place, long page, long beginAddress)
     {
         if (place is { } held)
         {
-            if (held.Page != NoPage && held.Page + _pageSize > beginAddress)
+            if (held.Page != PageSlotKeys<TKey>.NoPage && held.Page + _pageSize > beginAddress)
             {
                 // A page a ring away still in the log: the log outgrew the budget here.
                 return false;
@@ -177,7 +174,7 @@ internal sealed class SupersededKeys<TKey, TValue>
         if (_entries < _maxEntries)
         {
             _entries++;
-            place = new Entry(_slots);
+            place = new PageSlotKeys<TKey>(_slots);
         }
         else if (beginAddress == _spentAtBegin || !TryTakeUnused(beginAddress, out place))
         {
@@ -191,11 +188,11 @@ internal sealed class SupersededKeys<TKey, TValue>
     }
 
     /// <summary>An entry of a page the begin address passed, taken from its place (pages a ring apart then share none).</summary>
-    private bool TryTakeUnused(long beginAddress, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out Entry? entry)
+    private bool TryTakeUnused(long beginAddress, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageSlotKeys<TKey>? entry)
     {
         for (int i = 0; i < _ring.Length; i++)
         {
-            if (_ring[i] is { } candidate && (candidate.Page == NoPage || candidate.Page + _pageSize <= beginAddress))
+            if (_ring[i] is { } candidate && (candidate.Page == PageSlotKeys<TKey>.NoPage || candidate.Page + _pageSize <= beginAddress))
             {
                 _ring[i] = null;
                 entry = candidate;
@@ -209,71 +206,4 @@ internal sealed class SupersededKeys<TKey, TValue>
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
-
-    /// <summary>
-    /// The keys noted for one page's slots, each beside its flag in the same cache line (a group of slots a line: for
-    /// 8-byte keys, seven keys then their seven flags), so that a note costs one line, not one for the key and another
-    /// for the flag; the scatter of notes was a sixth of the compaction's samples with two.
-    /// </summary>
-    private sealed unsafe class Entry
-    {
-        private const int Line = 64;
-
-        // Slots a group, and a group's bytes: a line, or for keys of a line or more, as many lines as one slot needs.
-        private static readonly int s_perGroup = Math.Max(1, Line / (Unsafe.SizeOf<TKey>() + 1));
-        private static readonly int s_groupBytes = s_perGroup > 1 ? Line : (Unsafe.SizeOf<TKey>() + 1 + Line - 1) / Line * Line;
-
-        // Pinned (it never moves) and a line over, so that groups start on lines.
-        private readonly byte[] _memory;
-        private readonly byte* _groups;
-        private readonly int _bytes;
-
-        public Entry(int slots)
-        {
-            _bytes = (int)BytesFor(slots);
-            _memory = GC.AllocateUninitializedArray<byte>(_bytes + Line, pinned: true);
-            byte* start = (byte*)Unsafe.AsPointer(ref _memory[0]);
-            _groups = start + ((Line - ((nint)start & (Line - 1))) & (Line - 1));
-        }
-
-        /// <summary>The page whose records are noted here.</summary>
-        public long Page { get; private set; } = NoPage;
-
-        /// <summary>The bytes of the groups of <paramref name="slots"/> slots (the entry takes a line more).</summary>
-        public static long BytesFor(int slots) => (long)(slots + s_perGroup - 1) / s_perGroup * s_groupBytes;
-
-        public void Assign(long page)
-        {
-            new Span<byte>(_groups, _bytes).Clear();
-            Page = page;
-        }
-
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public void Set(int slot, in TKey key)
-        {
-            byte* group = Group(slot, out int index);
-            Unsafe.WriteUnaligned(group + (index * Unsafe.SizeOf<TKey>()), key);
-            group[(s_perGroup * Unsafe.SizeOf<TKey>()) + index] = 1;
-        }
-
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public void Prefetch(int slot) => Utilities.CacheLine.Prefetch(Group(slot, out _));
-
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        public bool TryGet(int slot, out TKey key)
-        {
-            byte* group = Group(slot, out int index);
-            key = Unsafe.ReadUnaligned<TKey>(group + (index * Unsafe.SizeOf<TKey>()));
-            return group[(s_perGroup * Unsafe.SizeOf<TKey>()) + index] != 0;
-        }
-
-        [MethodImpl(MethodImplOptions.AggressiveInlining)]
-        private byte* Group(int slot, out int index)
-        {
-            System.Diagnostics.Debug.Assert(slot >= 0 && (long)(slot / s_perGroup) * s_groupBytes < _bytes, "A slot of the page.");
-            int group = slot / s_perGroup;
-            index = slot - (group * s_perGroup);
-            return _groups + ((nint)group * s_groupBytes);
-        }
-    }
 }
