@@ -34,8 +34,8 @@ internal sealed record StoreIdentity(
     string KeyHash)
 {
     /// <summary>Format 2: the first with a device label and this identity in checkpoints. Format 3: record headers
-    /// carry the expiring bit, and versions in 12 bits.</summary>
-    public const int CurrentFormat = 3;
+    /// carry the expiring bit, and versions in 12 bits. Format 4: record checksums are CRC-32C.</summary>
+    public const int CurrentFormat = 4;
 
     /// <summary>Said of the hash fingerprint when the hash function threw on a probe key.</summary>
     public const string UnknownKeyHash = "unknown";

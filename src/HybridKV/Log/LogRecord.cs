@@ -331,6 +331,7 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
     }
 
     /// <summary>The checksum of the record as it is now.</summary>
+    [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public uint ComputeChecksum()
     {
         long seed = Header.Word & ~(RecordHeader.InvalidBit | RecordHeader.SealedBit);
@@ -340,9 +341,30 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
             seed ^= (long)((ulong)ExpiresAt * 0x9E3779B97F4A7C15UL);
         }
 
-        ulong hash = System.IO.Hashing.XxHash3.HashToUInt64(
-            new ReadOnlySpan<byte>(_start + sizeof(RecordHeader), BaseSize - sizeof(RecordHeader) - sizeof(uint)), seed);
-        return (uint)(hash ^ (hash >> 32));
+        // The processor's CRC32 instruction, a word at a time: XxHash3 (a call and two multiplies for the 20 bytes of
+        // a record of 8-byte key and value) was an eighth of the compaction's samples, which checks every record it
+        // reads.
+        uint crc = System.Numerics.BitOperations.Crc32C(uint.MaxValue, (ulong)seed);
+        byte* next = _start + sizeof(RecordHeader);
+        int left = BaseSize - sizeof(RecordHeader) - sizeof(uint);
+        for (; left >= sizeof(ulong); left -= sizeof(ulong), next += sizeof(ulong))
+        {
+            crc = System.Numerics.BitOperations.Crc32C(crc, Unsafe.ReadUnaligned<ulong>(next));
+        }
+
+        if (left >= sizeof(uint))
+        {
+            crc = System.Numerics.BitOperations.Crc32C(crc, Unsafe.ReadUnaligned<uint>(next));
+            left -= sizeof(uint);
+            next += sizeof(uint);
+        }
+
+        for (; left > 0; left--, next++)
+        {
+            crc = System.Numerics.BitOperations.Crc32C(crc, *next);
+        }
+
+        return ~crc;
     }
 
     /// <summary>Writes the checksum, just before the record goes to the device.</summary>
