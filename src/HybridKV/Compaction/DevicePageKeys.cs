@@ -46,6 +46,9 @@ internal sealed class DevicePageKeys<TKey, TValue>
             (uint)Math.Max(1, 2 * (MaxBytes / PageBytes)))];
     }
 
+    /// <summary>Record slots in a page (0 for the variable layout, whose keys are never kept).</summary>
+    public int SlotsPerPage => _slots;
+
     /// <summary>Whether another page's keys fit.</summary>
     public bool HasRoom => _slots > 0 && ((long)_pages + 1) * PageBytes <= MaxBytes;
 

@@ -48,6 +48,9 @@ internal sealed unsafe class PageSlotKeys<TKey>
         Page = page;
     }
 
+    /// <summary>Holds no page's keys any more (they are forgotten when it is next assigned one).</summary>
+    public void Forget() => Page = NoPage;
+
     /// <summary>Keeps <paramref name="key"/> for slot <paramref name="slot"/>.</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public void Set(int slot, in TKey key)

@@ -13,31 +13,45 @@ namespace HybridKV.Compaction;
 /// split left leading to it) decides nothing: the record takes the index path as before.
 /// </summary>
 /// <remarks>
-/// Records of the fixed layout; a key is noted at its record's slot (<see cref="RecordSlots{TKey, TValue}"/>), in an
-/// entry of the record's page given when the page's first link arrives, up to <see cref="MaxBytes"/> (and the links'
-/// own batches, <see cref="FlushedLinks"/>). A record is noted nothing when its page had no entry (the budget), when
-/// the flush found no free batch (compaction had not taken them up), or when it was updated in place; it then goes the
-/// index way. Only compaction reads or writes the entries, on its thread or, between compactions, on the automatic
-/// loop's while it holds the compactions' semaphore: a page's entry is given to another page once the begin address
-/// has passed it, with nothing else to wait for. A store whose page is too large for an entry and two batches of links
-/// within the budgets notes nothing.
+/// Records of the fixed layout; a note is the slot of the record named (<see cref="RecordSlots{TKey, TValue}"/>) and
+/// the key, appended to its page's notes in the order the links came, in chunks up to <see cref="MaxBytes"/> (and the
+/// links' own batches, <see cref="FlushedLinks"/>). A page's notes are laid out by slot when compaction first asks about
+/// one of its records, in one entry reused page after page (<see cref="PageSlotKeys{TKey}"/>): the notes go to a
+/// handful of pages' ends, lines the cache holds, and the look-ups to one page's slots, where writing each note at its
+/// slot among megabytes of every page's keys waited for a line from memory per note (a sixth of the compaction's
+/// samples). A record is noted nothing when its page had no room in the ring or the budget, when the flush found no
+/// free batch (compaction had not taken them up), or when it was updated in place; it then goes the index way. Only
+/// compaction reads or writes the notes, on its thread or, between compactions, on the automatic loop's while it holds
+/// the compactions' semaphore: a page's notes are given back once the begin address has passed it, with nothing else
+/// to wait for. A store whose page is too large for its laid-out entry and two batches of links within the budgets
+/// notes nothing.
 /// </remarks>
 internal sealed class SupersededKeys<TKey, TValue>
     where TKey : unmanaged
     where TValue : unmanaged
 {
-    /// <summary>The most bytes of keys noted (past it, pages are noted nothing).</summary>
+    /// <summary>The most bytes of notes (past it, records are noted nothing).</summary>
     public const long MaxBytes = 32L << 20;
 
     /// <summary>The most bytes of links waiting for compaction to take them up.</summary>
     public const long MaxLinkBytes = 16L << 20;
 
-    private readonly PageSlotKeys<TKey>?[] _ring;
+    /// <summary>The bytes of a chunk of a page's notes.</summary>
+    private const int ChunkBytes = 16 << 10;
+
+    private static readonly int s_noteBytes = sizeof(int) + Unsafe.SizeOf<TKey>();
+    private static readonly int s_notesPerChunk = ChunkBytes / s_noteBytes;
+
+    // Each page's notes at its page number modulo the ring's length: no dictionary look-up per note. A page needs a
+    // chunk for any note, so the budget never holds notes of more pages than the ring has places.
+    private readonly PageNotes?[] _ring;
+    private readonly Stack<byte[]> _freeChunks = new();
+    private readonly PageSlotKeys<TKey> _laidOut;
     private readonly int _pageSize;
     private readonly int _pageBits;
     private readonly int _slots;
-    private readonly int _maxEntries;
-    private int _entries;
+    private readonly int _maxChunks;
+    private int _chunks;
     private long _spentAtBegin = -1;
 
     /// <param name="pageSize">The log's page size.</param>
@@ -47,13 +61,14 @@ internal sealed class SupersededKeys<TKey, TValue>
         _pageSize = pageSize;
         _pageBits = System.Numerics.BitOperations.Log2((uint)pageSize);
         _slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
-        _maxEntries = (int)Math.Max(1, MaxBytes / EntryBytes);
-        _ring = new PageSlotKeys<TKey>?[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)_maxEntries)];
+        _maxChunks = (int)((MaxBytes - PageSlotKeys<TKey>.BytesFor(_slots)) / ChunkBytes);
+        _ring = new PageNotes?[(int)System.Numerics.BitOperations.RoundUpToPowerOf2((uint)Math.Max(1, _maxChunks))];
+        _laidOut = new PageSlotKeys<TKey>(_slots);
         Links = new FlushedLinks(LinkBytes, _slots + 1, MaxLinkBytes);
     }
 
     /// <summary>Whether records of a store with pages of <paramref name="pageSize"/> bytes can be noted: those of the
-    /// fixed layout, where a page's entry and two pages' links fit the budgets.</summary>
+    /// fixed layout, where a page's laid-out notes, a chunk and two pages' links fit the budgets.</summary>
     public static bool IsSupported(int pageSize)
     {
         if (LogRecord<TKey, TValue>.IsVariable)
@@ -62,7 +77,8 @@ internal sealed class SupersededKeys<TKey, TValue>
         }
 
         int slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
-        return PageSlotKeys<TKey>.BytesFor(slots) <= MaxBytes && FlushedLinks.Fits(LinkBytes, slots + 1, MaxLinkBytes);
+        return PageSlotKeys<TKey>.BytesFor(slots) + ChunkBytes <= MaxBytes &&
+               FlushedLinks.Fits(LinkBytes, slots + 1, MaxLinkBytes);
     }
 
     private static int LinkBytes => sizeof(long) + Unsafe.SizeOf<TKey>();
@@ -73,13 +89,12 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <summary>Records compactions dropped by a key noted here (for tests and diagnostics).</summary>
     public long RecordsDropped { get; private set; }
 
-    private long EntryBytes => PageSlotKeys<TKey>.BytesFor(_slots) + 64;
-
     /// <summary>
     /// Compaction's: notes the links the flushes gathered since, and provides the flushes with batches again. Links
-    /// to records below <paramref name="beginAddress"/> are dropped (those records are gone).
+    /// to records below <paramref name="notedFrom"/> are dropped: those records are gone (below the begin address), or
+    /// the compaction running has looked at them already.
     /// </summary>
-    public void TakeUp(long beginAddress)
+    public void TakeUp(long notedFrom)
     {
         // Only the batches filled by now: flushes refill those handed back meanwhile, and a compaction that called this
         // between two pages would otherwise not get back to its pages while writers keep flushing.
@@ -87,17 +102,12 @@ internal sealed class SupersededKeys<TKey, TValue>
         {
             for (int i = 0; i < batch.Count; i++)
             {
-                if (i + NotesAhead < batch.Count)
-                {
-                    // Each note lands somewhere else in megabytes of keys: its lines are asked for a few notes early,
-                    // so that the misses overlap (the scatter was a sixth of the compaction's samples without).
-                    Prefetch(batch.PreviousAddressAt(i + NotesAhead, out TKey _));
-                }
-
+                // The flush wrote the batch on another core: its lines are asked for ahead of use.
+                batch.Prefetch(i + LinksAhead);
                 long previousAddress = batch.PreviousAddressAt(i, out TKey key);
-                if (previousAddress >= beginAddress)
+                if (previousAddress >= notedFrom)
                 {
-                    Note(previousAddress, in key, beginAddress);
+                    Note(previousAddress, in key, notedFrom);
                 }
             }
 
@@ -110,35 +120,39 @@ internal sealed class SupersededKeys<TKey, TValue>
     /// <summary>Counts <paramref name="records"/> a compaction dropped by their noted keys.</summary>
     public void CountDropped(int records) => RecordsDropped += records;
 
-    /// <summary>The key noted for the record at <paramref name="address"/>: that of a record linked in front of it.</summary>
+    /// <summary>The key noted for the record at <paramref name="address"/>: that of a record linked in front of it.
+    /// Lays out the notes of its page first, unless they are the ones laid out (a walk asks page after page).</summary>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     public bool TryGetKey(long address, out TKey key)
     {
-        if (_ring[RingIndex(address)] is { } entry && entry.Page == (address & ~(_pageSize - 1L)) &&
-            RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot))
+        long page = address & ~(_pageSize - 1L);
+        if (_laidOut.Page != page)
         {
-            return entry.TryGet(slot, out key);
+            LayOut(page);
+        }
+
+        if (RecordSlots<TKey, TValue>.TryGet(address, _pageSize - 1L, _slots, out int slot))
+        {
+            if (slot + SlotsAhead < _slots)
+            {
+                _laidOut.Prefetch(slot + SlotsAhead);
+            }
+
+            return _laidOut.TryGet(slot, out key);
         }
 
         key = default;
         return false;
     }
 
-    /// <summary>How many notes ahead of the one being written a note's lines are prefetched.</summary>
-    private const int NotesAhead = 8;
+    /// <summary>How many slots ahead of the one looked up a walk's laid-out line is prefetched.</summary>
+    private const int SlotsAhead = 32;
+
+    /// <summary>How many links ahead of the one being noted a batch's lines are prefetched.</summary>
+    private const int LinksAhead = 64;
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void Prefetch(long previousAddress)
-    {
-        if (_ring[RingIndex(previousAddress)] is { } entry && entry.Page == (previousAddress & ~(_pageSize - 1L)) &&
-            RecordSlots<TKey, TValue>.TryGet(previousAddress, _pageSize - 1L, _slots, out int slot))
-        {
-            entry.Prefetch(slot);
-        }
-    }
-
-    [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    private void Note(long previousAddress, in TKey key, long beginAddress)
+    private void Note(long previousAddress, in TKey key, long notedFrom)
     {
         if (!RecordSlots<TKey, TValue>.TryGet(previousAddress, _pageSize - 1L, _slots, out int slot))
         {
@@ -146,64 +160,130 @@ internal sealed class SupersededKeys<TKey, TValue>
         }
 
         long page = previousAddress & ~(_pageSize - 1L);
-        ref PageSlotKeys<TKey>? place = ref _ring[RingIndex(previousAddress)];
-        if (place?.Page != page && !TryGive(ref place, page, beginAddress))
+        ref PageNotes? place = ref _ring[RingIndex(previousAddress)];
+        PageNotes? notes = place;
+        if ((notes?.Page != page && !TryGive(ref place, page, notedFrom, out notes)) ||
+            ((notes!.Last is null || notes.InLast == s_notesPerChunk) && !TryAddChunk(notes, notedFrom)))
         {
             return;
         }
 
-        place!.Set(slot, in key);
+        byte[] chunk = notes.Last!;
+        Unsafe.WriteUnaligned(ref chunk[notes.InLast * s_noteBytes], slot);
+        Unsafe.WriteUnaligned(ref chunk[(notes.InLast * s_noteBytes) + sizeof(int)], key);
+        notes.InLast++;
+        if (page == _laidOut.Page)
+        {
+            _laidOut.Set(slot, in key);
+        }
     }
 
-    /// <summary>Gives the page at <paramref name="page"/> the entry at <paramref name="place"/> if that holds a page the
-    /// begin address passed, or a new one, or one another place no longer needs; false if the budget is spent.</summary>
-    private bool TryGive(ref PageSlotKeys<TKey>? place, long page, long beginAddress)
+    /// <summary>Lays out the notes of the page at <paramref name="page"/> by slot, in the order they came (of two
+    /// notes for one slot, the later stands).</summary>
+    private void LayOut(long page)
     {
-        if (place is { } held)
+        _laidOut.Assign(page);
+        if (_ring[RingIndex(page)] is not { } notes || notes.Page != page)
         {
-            if (held.Page != PageSlotKeys<TKey>.NoPage && held.Page + _pageSize > beginAddress)
+            return;
+        }
+
+        foreach (byte[] chunk in notes.Chunks)
+        {
+            int count = ReferenceEquals(chunk, notes.Last) ? notes.InLast : s_notesPerChunk;
+            for (int i = 0; i < count; i++)
             {
-                // A page a ring away still in the log: the log outgrew the budget here.
-                return false;
+                int at = i * s_noteBytes;
+                _laidOut.Set(Unsafe.ReadUnaligned<int>(ref chunk[at]), Unsafe.ReadUnaligned<TKey>(ref chunk[at + sizeof(int)]));
             }
-
-            held.Assign(page);
-            return true;
         }
+    }
 
-        if (_entries < _maxEntries)
+    /// <summary>Gives the page at <paramref name="page"/> the place <paramref name="place"/>, if that holds nothing or
+    /// a page below <paramref name="notedFrom"/> (whose chunks go back); false if it holds a page still in the log.</summary>
+    private bool TryGive(ref PageNotes? place, long page, long notedFrom,
+        [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageNotes? notes)
+    {
+        notes = place ??= new PageNotes();
+        if (notes.Page != PageSlotKeys<TKey>.NoPage && notes.Page + _pageSize > notedFrom)
         {
-            _entries++;
-            place = new PageSlotKeys<TKey>(_slots);
-        }
-        else if (beginAddress == _spentAtBegin || !TryTakeUnused(beginAddress, out place))
-        {
-            // The budget is spent until the begin address moves: no search of the ring for every link meanwhile.
-            _spentAtBegin = beginAddress;
+            // A page a ring away still in the log: more pages than the budget could note.
             return false;
         }
 
-        place.Assign(page);
+        GiveBack(notes);
+        notes.Page = page;
         return true;
     }
 
-    /// <summary>An entry of a page the begin address passed, taken from its place (pages a ring apart then share none).</summary>
-    private bool TryTakeUnused(long beginAddress, [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageSlotKeys<TKey>? entry)
+    /// <summary>A chunk more for <paramref name="notes"/>: a free one, a new one within the budget, or one of a page
+    /// below <paramref name="notedFrom"/>; false if none is.</summary>
+    private bool TryAddChunk(PageNotes notes, long notedFrom)
     {
-        for (int i = 0; i < _ring.Length; i++)
+        if (!_freeChunks.TryPop(out byte[]? chunk))
         {
-            if (_ring[i] is { } candidate && (candidate.Page == PageSlotKeys<TKey>.NoPage || candidate.Page + _pageSize <= beginAddress))
+            if (_chunks < _maxChunks)
             {
-                _ring[i] = null;
-                entry = candidate;
-                return true;
+                _chunks++;
+                chunk = GC.AllocateUninitializedArray<byte>(ChunkBytes);
+            }
+            else if (notedFrom == _spentAtBegin || !GiveBackBelow(notedFrom) || !_freeChunks.TryPop(out chunk))
+            {
+                // The budget is spent until the begin address moves: no search of the ring for every note meanwhile.
+                _spentAtBegin = notedFrom;
+                return false;
             }
         }
 
-        entry = null;
-        return false;
+        notes.Chunks.Add(chunk);
+        notes.Last = chunk;
+        notes.InLast = 0;
+        return true;
+    }
+
+    /// <summary>Gives back the chunks of every page below <paramref name="notedFrom"/>; whether any came back.</summary>
+    private bool GiveBackBelow(long notedFrom)
+    {
+        int before = _freeChunks.Count;
+        foreach (PageNotes? notes in _ring)
+        {
+            if (notes is not null && notes.Page != PageSlotKeys<TKey>.NoPage && notes.Page + _pageSize <= notedFrom)
+            {
+                GiveBack(notes);
+            }
+        }
+
+        return _freeChunks.Count > before;
+    }
+
+    private void GiveBack(PageNotes notes)
+    {
+        foreach (byte[] chunk in notes.Chunks)
+        {
+            _freeChunks.Push(chunk);
+        }
+
+        notes.Chunks.Clear();
+        notes.Last = null;
+        notes.InLast = 0;
+        if (notes.Page == _laidOut.Page)
+        {
+            _laidOut.Forget();
+        }
+
+        notes.Page = PageSlotKeys<TKey>.NoPage;
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
+
+    /// <summary>One page's notes: slot and key, in the order they came, in chunks (the last one <see cref="InLast"/>
+    /// full).</summary>
+    private sealed class PageNotes
+    {
+        public long Page = PageSlotKeys<TKey>.NoPage;
+        public readonly List<byte[]> Chunks = [];
+        public byte[]? Last;
+        public int InLast;
+    }
 }

@@ -155,6 +155,18 @@ internal sealed class FlushedLinks
             Count++;
         }
 
+        /// <summary>Starts loading the line of the link at <paramref name="index"/>, if the batch has one there.</summary>
+        [MethodImpl(MethodImplOptions.AggressiveInlining)]
+        public unsafe void Prefetch(int index)
+        {
+            int at = index * linkBytes;
+            if ((uint)at < (uint)_bytes.Length)
+            {
+                // A hint: should the array move meanwhile, the line loaded is merely of no use.
+                Utilities.CacheLine.Prefetch(Unsafe.AsPointer(ref _bytes[at]));
+            }
+        }
+
         /// <summary>The link at <paramref name="index"/>.</summary>
         [MethodImpl(MethodImplOptions.AggressiveInlining)]
         public long PreviousAddressAt<TKey>(int index, out TKey key)

@@ -39,6 +39,9 @@ internal unsafe ref struct PageRecords<TKey, TValue>
         _next = fromIsRecordStart ? Math.Max(from - pageAddress, firstOffset) : firstOffset;
     }
 
+    /// <summary>How far ahead of the record walked its page's lines are prefetched.</summary>
+    private const int ReadAhead = 1024;
+
     /// <summary>The current record.</summary>
     public readonly LogRecord<TKey, TValue> Current => new(_page + _offset);
 
@@ -70,6 +73,13 @@ internal unsafe ref struct PageRecords<TKey, TValue>
             }
 
             _next = offset + record.Size;
+            if (_next + ReadAhead < _pageSize)
+            {
+                // A page read from the device lies in memory the cache has not seen: its lines are asked for early,
+                // whatever the walk does with each record meanwhile (a checksum, a look-up).
+                Utilities.CacheLine.Prefetch(_page + _next + ReadAhead);
+            }
+
             if (_pageAddress + offset < _from)
             {
                 continue;

@@ -1,4 +1,6 @@
+using HybridKV.Compaction;
 using HybridKV.Devices;
+using HybridKV.Log;
 using HybridKV.Sessions;
 using HybridKV.Tests.LargerThanMemory;
 using HybridKV.Tests.Support;
@@ -95,6 +97,79 @@ public sealed class SupersededKeysTests
         session.CompletePending(wait: true);
         Assert.True(newerEnd <= store.HeadAddress, "the newer records lie on the device");
         return (newerStart, firstAddress);
+    }
+
+    [Fact]
+    public void A_pages_notes_are_laid_out_by_slot_and_a_later_note_reaches_the_page_laid_out()
+    {
+        var keys = new SupersededKeys<long, long>(NotesPageSize);
+        long page = 4L * NotesPageSize;
+        // Every slot of the page, more notes than one chunk holds.
+        Note(keys, notedFrom: 0, Enumerable.Range(0, SlotsPerPage).Select(slot => (SlotAddress(page, slot), 10L * slot)));
+        for (int slot = 0; slot < SlotsPerPage; slot++)
+        {
+            Assert.True(keys.TryGetKey(SlotAddress(page, slot), out long key), $"slot {slot}");
+            Assert.Equal(10L * slot, key);
+        }
+
+        // A note for a slot already noted (the two entries of an index split), taken up while the page is laid out:
+        // the later one stands. An address between two slots has none.
+        Note(keys, notedFrom: 0, [(SlotAddress(page, 5), 99)]);
+        Assert.True(keys.TryGetKey(SlotAddress(page, 5), out long later));
+        Assert.Equal(99, later);
+        Assert.False(keys.TryGetKey(SlotAddress(page, 5) + 8, out _));
+        Assert.False(keys.TryGetKey(SlotAddress(page + NotesPageSize, 5), out _));
+    }
+
+    [Fact]
+    public void Once_the_budget_is_spent_pages_below_where_notes_start_give_their_room_to_new_ones()
+    {
+        var keys = new SupersededKeys<long, long>(NotesPageSize);
+        // Every slot of a page a chunk and a half: as many pages as it takes to spend the budget.
+        int pages = (int)(SupersededKeys<long, long>.MaxBytes / (SlotsPerPage * (sizeof(int) + sizeof(long))));
+        for (int page = 0; page < pages; page++)
+        {
+            Note(keys, notedFrom: 0, Enumerable.Range(0, SlotsPerPage).Select(slot => (SlotAddress(page * (long)NotesPageSize, slot), (long)slot)));
+        }
+
+        long newPage = (pages + 1L) * NotesPageSize;
+        Note(keys, notedFrom: 0, [(SlotAddress(newPage, 1), 7)]);
+        Assert.False(keys.TryGetKey(SlotAddress(newPage, 1), out _));
+        Assert.True(keys.TryGetKey(SlotAddress(pages / 2 * (long)NotesPageSize, 1), out _));
+
+        // Notes from the tenth page on: the first nine pages' room goes to the new page's notes.
+        long notedFrom = 9L * NotesPageSize;
+        Note(keys, notedFrom, [(SlotAddress(newPage, 1), 7)]);
+        Assert.True(keys.TryGetKey(SlotAddress(newPage, 1), out long key));
+        Assert.Equal(7, key);
+        Assert.False(keys.TryGetKey(SlotAddress(0, 1), out _));
+        Assert.True(keys.TryGetKey(SlotAddress(notedFrom, 1), out _));
+    }
+
+    // 2048 slots of 32 bytes a page: more notes than a chunk of them holds.
+    private const int NotesPageSize = 1 << 16;
+    private static readonly int SlotsPerPage = NotesPageSize / LogRecord<long, long>.FixedSize;
+
+    private static long SlotAddress(long page, int slot) => page + RecordSlots<long, long>.FirstOffset(page) +
+        ((long)slot * LogRecord<long, long>.FixedSize);
+
+    /// <summary>Hands <paramref name="links"/> to <paramref name="keys"/> as flushes do, a batch at a time, each taken
+    /// up at once with notes from <paramref name="notedFrom"/> on.</summary>
+    private static void Note(SupersededKeys<long, long> keys, long notedFrom, IEnumerable<(long Previous, long Key)> links)
+    {
+        // Flushes get batches only once compaction provided them.
+        keys.TakeUp(notedFrom);
+        foreach ((long Previous, long Key)[] chunk in links.Chunk(SlotsPerPage))
+        {
+            FlushedLinks.Batch batch = keys.Links.TakeFree() ?? throw new InvalidOperationException("no free batch");
+            foreach ((long previous, long key) in chunk)
+            {
+                batch.Add(previous, in key);
+            }
+
+            keys.Links.Publish(batch);
+            keys.TakeUp(notedFrom);
+        }
     }
 
     private static StoreSettings Settings(StorageDevice device) =>
