@@ -111,7 +111,7 @@ public sealed record StoreSettings
     public bool CopyHotReadsToTail { get; init; } = true;
 
     /// <summary>
-    /// Automatic log compaction: the largest the log may grow relative to its live data before the older half of the
+    /// Automatic log compaction: the largest the log may grow relative to its live data before the oldest quarter of the
     /// part on the device is compacted (live records copied forward, the rest dropped with their segments once no kept
     /// checkpoint needs them). The live data is estimated from the index (fixed-size records: entries times the record size) or from
     /// what the last compaction kept (variable-length records). From

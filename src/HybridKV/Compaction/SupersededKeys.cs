@@ -26,7 +26,7 @@ namespace HybridKV.Compaction;
 /// to wait for. A store whose page is too large for its laid-out entry and two batches of links within the budgets
 /// notes nothing.
 /// </remarks>
-internal sealed class SupersededKeys<TKey, TValue>
+internal sealed unsafe class SupersededKeys<TKey, TValue>
     where TKey : unmanaged
     where TValue : unmanaged
 {
@@ -163,15 +163,15 @@ internal sealed class SupersededKeys<TKey, TValue>
         ref PageNotes? place = ref _ring[RingIndex(previousAddress)];
         PageNotes? notes = place;
         if ((notes?.Page != page && !TryGive(ref place, page, notedFrom, out notes)) ||
-            ((notes!.Last is null || notes.InLast == s_notesPerChunk) && !TryAddChunk(notes, notedFrom)))
+            (notes!.Next == notes.End && !TryAddChunk(notes, notedFrom)))
         {
             return;
         }
 
-        byte[] chunk = notes.Last!;
-        Unsafe.WriteUnaligned(ref chunk[notes.InLast * s_noteBytes], slot);
-        Unsafe.WriteUnaligned(ref chunk[(notes.InLast * s_noteBytes) + sizeof(int)], key);
-        notes.InLast++;
+        byte* next = notes.Next;
+        Unsafe.WriteUnaligned(next, slot);
+        Unsafe.WriteUnaligned(next + sizeof(int), key);
+        notes.Next = next + s_noteBytes;
         if (page == _laidOut.Page)
         {
             _laidOut.Set(slot, in key);
@@ -188,13 +188,13 @@ internal sealed class SupersededKeys<TKey, TValue>
             return;
         }
 
-        foreach (byte[] chunk in notes.Chunks)
+        for (int i = 0; i < notes.Chunks.Count; i++)
         {
-            int count = ReferenceEquals(chunk, notes.Last) ? notes.InLast : s_notesPerChunk;
-            for (int i = 0; i < count; i++)
+            byte* note = Start(notes.Chunks[i]);
+            byte* end = i == notes.Chunks.Count - 1 ? notes.Next : note + (s_notesPerChunk * s_noteBytes);
+            for (; note < end; note += s_noteBytes)
             {
-                int at = i * s_noteBytes;
-                _laidOut.Set(Unsafe.ReadUnaligned<int>(ref chunk[at]), Unsafe.ReadUnaligned<TKey>(ref chunk[at + sizeof(int)]));
+                _laidOut.Set(Unsafe.ReadUnaligned<int>(note), Unsafe.ReadUnaligned<TKey>(note + sizeof(int)));
             }
         }
     }
@@ -225,7 +225,7 @@ internal sealed class SupersededKeys<TKey, TValue>
             if (_chunks < _maxChunks)
             {
                 _chunks++;
-                chunk = GC.AllocateUninitializedArray<byte>(ChunkBytes);
+                chunk = GC.AllocateUninitializedArray<byte>(ChunkBytes, pinned: true);
             }
             else if (notedFrom == _spentAtBegin || !GiveBackBelow(notedFrom) || !_freeChunks.TryPop(out chunk))
             {
@@ -236,8 +236,8 @@ internal sealed class SupersededKeys<TKey, TValue>
         }
 
         notes.Chunks.Add(chunk);
-        notes.Last = chunk;
-        notes.InLast = 0;
+        notes.Next = Start(chunk);
+        notes.End = notes.Next + (s_notesPerChunk * s_noteBytes);
         return true;
     }
 
@@ -264,8 +264,8 @@ internal sealed class SupersededKeys<TKey, TValue>
         }
 
         notes.Chunks.Clear();
-        notes.Last = null;
-        notes.InLast = 0;
+        notes.Next = null;
+        notes.End = null;
         if (notes.Page == _laidOut.Page)
         {
             _laidOut.Forget();
@@ -277,13 +277,17 @@ internal sealed class SupersededKeys<TKey, TValue>
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
     private int RingIndex(long address) => (int)((address >> _pageBits) & (_ring.Length - 1));
 
-    /// <summary>One page's notes: slot and key, in the order they came, in chunks (the last one <see cref="InLast"/>
-    /// full).</summary>
+    /// <summary>A chunk's first byte: chunks are pinned.</summary>
+    private static byte* Start(byte[] chunk) =>
+        (byte*)Unsafe.AsPointer(ref System.Runtime.InteropServices.MemoryMarshal.GetArrayDataReference(chunk));
+
+    /// <summary>One page's notes: slot and key, in the order they came, in pinned chunks, the last one filled up to
+    /// <see cref="Next"/> (before the first chunk, <see cref="Next"/> and <see cref="End"/> are both null).</summary>
     private sealed class PageNotes
     {
         public long Page = PageSlotKeys<TKey>.NoPage;
         public readonly List<byte[]> Chunks = [];
-        public byte[]? Last;
-        public int InLast;
+        public byte* Next;
+        public byte* End;
     }
 }
