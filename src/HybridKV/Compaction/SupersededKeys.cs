@@ -22,8 +22,8 @@ namespace HybridKV.Compaction;
 /// samples). A record is noted nothing when its page had no room in the ring or the budget, when the flush found no
 /// free batch (compaction had not taken them up), or when it was updated in place; it then goes the index way. Only
 /// compaction reads or writes the notes, on its thread or, between compactions, on the automatic loop's while it holds
-/// the compactions' semaphore: a page's notes are given back once the begin address has passed it, with nothing else
-/// to wait for. A store whose page is too large for its laid-out entry and two batches of links within the budgets
+/// the compactions' semaphore: a page's notes are given back, once the begin address (or the running compaction's
+/// walk) has passed it, when its place in the ring or a chunk is wanted, with nothing else to wait for. A store whose page is too large for its laid-out entry and two batches of links within the budgets
 /// notes nothing.
 /// </remarks>
 internal sealed unsafe class SupersededKeys<TKey, TValue>
@@ -77,7 +77,7 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
         }
 
         int slots = RecordSlots<TKey, TValue>.PerPage(pageSize);
-        return PageSlotKeys<TKey>.BytesFor(slots) + ChunkBytes <= MaxBytes &&
+        return s_noteBytes <= ChunkBytes && PageSlotKeys<TKey>.BytesFor(slots) + ChunkBytes <= MaxBytes &&
                FlushedLinks.Fits(LinkBytes, slots + 1, MaxLinkBytes);
     }
 
@@ -85,6 +85,9 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
 
     /// <summary>Where flushes note their records' links.</summary>
     public FlushedLinks Links { get; }
+
+    /// <summary>How many pages' notes the ring has places for (pages this many apart share one).</summary>
+    internal int RingLength => _ring.Length;
 
     /// <summary>Records compactions dropped by a key noted here (for tests and diagnostics).</summary>
     public long RecordsDropped { get; private set; }
@@ -163,7 +166,7 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
         ref PageNotes? place = ref _ring[RingIndex(previousAddress)];
         PageNotes? notes = place;
         if ((notes?.Page != page && !TryGive(ref place, page, notedFrom, out notes)) ||
-            (notes!.Next == notes.End && !TryAddChunk(notes, notedFrom)))
+            (notes!.Next >= notes.End && !TryAddChunk(notes, notedFrom)))
         {
             return;
         }

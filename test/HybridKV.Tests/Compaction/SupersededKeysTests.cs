@@ -119,6 +119,37 @@ public sealed class SupersededKeysTests
         Assert.Equal(99, later);
         Assert.False(keys.TryGetKey(SlotAddress(page, 5) + 8, out _));
         Assert.False(keys.TryGetKey(SlotAddress(page + NotesPageSize, 5), out _));
+        // Laid out afresh (another page was in between): still the later note.
+        Assert.True(keys.TryGetKey(SlotAddress(page, 5), out long again));
+        Assert.Equal(99, again);
+    }
+
+    [Fact]
+    public void Notes_answer_only_for_their_own_page_and_a_chunk_given_to_another_brings_none_of_its_old_notes()
+    {
+        var keys = new SupersededKeys<long, long>(NotesPageSize);
+        long first = 0;
+        // A page a ring apart: the same place in the ring.
+        long sharer = first + ((long)keys.RingLength * NotesPageSize);
+        Note(keys, notedFrom: 0, Enumerable.Range(0, SlotsPerPage).Select(slot => (SlotAddress(first, slot), (long)slot)));
+        // The place is held by a page still in the log: noted nothing, and the first page's notes answer nothing for it.
+        Note(keys, notedFrom: 0, [(SlotAddress(sharer, 3), 42)]);
+        Assert.True(keys.TryGetKey(SlotAddress(first, 3), out _));
+        for (int slot = 0; slot < SlotsPerPage; slot++)
+        {
+            Assert.False(keys.TryGetKey(SlotAddress(sharer, slot), out _), $"slot {slot}");
+        }
+
+        // Once notes start past the first page, the sharer takes its place and a chunk the first page gave back: its one
+        // note is all it holds.
+        Note(keys, notedFrom: NotesPageSize, [(SlotAddress(sharer, 3), 42)]);
+        for (int slot = 0; slot < SlotsPerPage; slot++)
+        {
+            Assert.Equal(slot == 3, keys.TryGetKey(SlotAddress(sharer, slot), out long key));
+            Assert.True(slot != 3 || key == 42, $"slot 3 holds {key}");
+        }
+
+        Assert.False(keys.TryGetKey(SlotAddress(first, 3), out _));
     }
 
     [Fact]
