@@ -23,8 +23,9 @@ namespace HybridKV.Compaction;
 /// free batch (compaction had not taken them up), or when it was updated in place; it then goes the index way. Only
 /// compaction reads or writes the notes, on its thread or, between compactions, on the automatic loop's while it holds
 /// the compactions' semaphore: a page's notes are given back, once the begin address (or the running compaction's
-/// walk) has passed it, when its place in the ring or a chunk is wanted, with nothing else to wait for. A store whose page is too large for its laid-out entry and two batches of links within the budgets
-/// notes nothing.
+/// walk) has passed it, when its place in the ring or a chunk is wanted, with nothing else to wait for. A store whose
+/// page is too large for its laid-out entry and two batches of links within the budgets, or whose key makes a note
+/// larger than a chunk, notes nothing.
 /// </remarks>
 internal sealed unsafe class SupersededKeys<TKey, TValue>
     where TKey : unmanaged
