@@ -117,7 +117,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             long start = Math.Max(from, page);
             long end = Math.Min(until, page + log.PageSize);
-            TakeUpLinks(start);
+            TakeUpLinks();
             bool fromDevice = await _reader.ReadPageAsync(start, end, cancellationToken).ConfigureAwait(false);
             if (page + log.PageSize < until)
             {
@@ -208,7 +208,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
         {
             for (int next = 0; next < _candidates.Count;)
             {
-                TakeUpLinks(until);
+                TakeUpLinks();
                 next = CopyCandidates(next, ref counts, out Task? space);
                 if (space is not null)
                 {
@@ -528,7 +528,7 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
             }
             else
             {
-                TakeUpLinks(_scannedTo);
+                TakeUpLinks();
                 bool keep = KeepsKeysOf(page, last - first);
                 long end = keep ? page + log.PageSize : Math.Min(page + log.PageSize, high + recordSize);
                 bool fromDevice = await _reader.ReadPageAsync(low, end, cancellationToken).ConfigureAwait(false);
@@ -718,11 +718,9 @@ internal sealed class LogCompactor<TKey, TValue, TInput, TOutput, TContext, TFun
     }
 
     /// <summary>Takes up the links the flushes noted since (<see cref="SupersededKeys{TKey, TValue}.TakeUp"/>): called as
-    /// a compaction goes, so that their batches are free again for the flushes meanwhile. Links to the records below
-    /// <paramref name="scannedTo"/>, which this compaction has looked at, are of no more use (among them, every
-    /// copy's link to the record it copied).</summary>
-    private void TakeUpLinks(long scannedTo) =>
-        _engine.Superseded?.TakeUp(Math.Max(scannedTo, _engine.Log.BeginAddress));
+    /// a compaction goes, so that their batches are free again for the flushes meanwhile. Links to the records its walk
+    /// has passed are of no more use (among them, every copy's link to the record it copied).</summary>
+    private void TakeUpLinks() => _engine.Superseded?.TakeUp(Math.Max(_scannedTo, _engine.Log.BeginAddress));
 
     /// <summary>
     /// Variable-length keys: each record's liveness is traced from the index, through memory and, a record at a time,

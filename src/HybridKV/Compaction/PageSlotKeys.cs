@@ -5,8 +5,8 @@ namespace HybridKV.Compaction;
 /// <summary>
 /// Keys kept for one log page's record slots (<see cref="RecordSlots{TKey, TValue}"/>), each beside its flag in the same
 /// cache line (a group of slots a line: for 8-byte keys, seven keys then their seven flags), so that setting or looking
-/// up a key costs one line, not one for the key and another for the flag: the scatter of
-/// <see cref="SupersededKeys{TKey, TValue}"/>'s notes was a sixth of the compaction's samples with two. Used by it and by
+/// up a key costs one line, not one for the key and another for the flag (with two, the notes scattered into slots
+/// waited for twice the misses). Used by <see cref="SupersededKeys{TKey, TValue}"/> (one page's notes laid out) and by
 /// <see cref="DevicePageKeys{TKey, TValue}"/>, each on compaction's side alone.
 /// </summary>
 internal sealed unsafe class PageSlotKeys<TKey>

@@ -53,7 +53,7 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
     private readonly int _slots;
     private readonly int _maxChunks;
     private int _chunks;
-    private long _spentAtBegin = -1;
+    private long _spentAt = -1;
 
     /// <param name="pageSize">The log's page size.</param>
     public SupersededKeys(int pageSize)
@@ -209,7 +209,7 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
         [System.Diagnostics.CodeAnalysis.NotNullWhen(true)] out PageNotes? notes)
     {
         notes = place ??= new PageNotes();
-        if (notes.Page != PageSlotKeys<TKey>.NoPage && notes.Page + _pageSize > notedFrom)
+        if (notes.Page != PageSlotKeys<TKey>.NoPage && !IsPassed(notes, notedFrom))
         {
             // A page a ring away still in the log: more pages than the budget could note.
             return false;
@@ -231,10 +231,10 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
                 _chunks++;
                 chunk = GC.AllocateUninitializedArray<byte>(ChunkBytes, pinned: true);
             }
-            else if (notedFrom == _spentAtBegin || !GiveBackBelow(notedFrom) || !_freeChunks.TryPop(out chunk))
+            else if (notedFrom == _spentAt || !GiveBackBelow(notedFrom) || !_freeChunks.TryPop(out chunk))
             {
-                // The budget is spent until the begin address moves: no search of the ring for every note meanwhile.
-                _spentAtBegin = notedFrom;
+                // The budget is spent until where notes start moves: no search of the ring for every note meanwhile.
+                _spentAt = notedFrom;
                 return false;
             }
         }
@@ -251,7 +251,7 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
         int before = _freeChunks.Count;
         foreach (PageNotes? notes in _ring)
         {
-            if (notes is not null && notes.Page != PageSlotKeys<TKey>.NoPage && notes.Page + _pageSize <= notedFrom)
+            if (notes is not null && notes.Page != PageSlotKeys<TKey>.NoPage && IsPassed(notes, notedFrom))
             {
                 GiveBack(notes);
             }
@@ -259,6 +259,9 @@ internal sealed unsafe class SupersededKeys<TKey, TValue>
 
         return _freeChunks.Count > before;
     }
+
+    /// <summary>Whether notes start past the page of <paramref name="notes"/>: none of them is of use any more.</summary>
+    private bool IsPassed(PageNotes notes, long notedFrom) => notes.Page + _pageSize <= notedFrom;
 
     private void GiveBack(PageNotes notes)
     {
