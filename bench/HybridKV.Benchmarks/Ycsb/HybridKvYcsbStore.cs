@@ -4,6 +4,7 @@ using HybridKV.Benchmarks.LargerThanMemory;
 using CountStore;
 using HybridKV.Devices;
 using HybridKV.Sessions;
+using Microsoft.Extensions.Logging;
 
 namespace HybridKV.Benchmarks.Ycsb;
 
@@ -56,6 +57,7 @@ public static class HybridKvYcsbStore
         // The store's own directory, deleted when it is disposed (null: in memory).
         private readonly string? _directory;
         private readonly Timer? _diskSampler;
+        private readonly ILoggerFactory? _loggerFactory;
         private long _peakDiskBytes;
         private readonly int _readBatch;
         private readonly int _prefetch;
@@ -119,6 +121,11 @@ public static class HybridKvYcsbStore
                 ExistingData = ExistingDataPolicy.Delete,
                 ReadCacheBytes = (options.ReadCacheMb ?? 0) << 20,
                 CopyHotReadsToTail = options.CopyHotReads,
+                LoggerFactory = _loggerFactory = options.StoreLog is { } level
+                    ? LoggerFactory.Create(logging => logging
+                        .AddSimpleConsole(console => console.TimestampFormat = "HH:mm:ss.fff ")
+                        .SetMinimumLevel(level))
+                    : null,
             };
 
             // Otherwise the library's defaults: the checkpoint-soak scenario measures what a user gets without tuning.
@@ -279,6 +286,7 @@ public static class HybridKvYcsbStore
             _verifier?.Dispose();
             _store.Dispose();
             _device?.Dispose();
+            _loggerFactory?.Dispose();
             // The store without compaction in a soak leaves about 10 GB behind: a few runs filled a machine's disk.
             if (_directory is not null && Directory.Exists(_directory))
             {

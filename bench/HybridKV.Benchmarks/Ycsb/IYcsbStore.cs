@@ -101,6 +101,9 @@ public sealed record YcsbStoreOptions(
     /// <summary>FASTER copies every record its reads fetch from the device to the tail.</summary>
     public bool PeerCopyReads { get; init; }
 
+    /// <summary>HybridKV's log lines at or above this level go to the console; null for none.</summary>
+    public Microsoft.Extensions.Logging.LogLevel? StoreLog { get; init; }
+
     /// <summary>Where HybridKV's log device is: "file" (a direct-I/O file device under <see cref="Directory"/>) or
     /// "azure" (page blobs in the container named by <see cref="AzureContainer"/>, reached through the connection
     /// string in the environment variable HYBRIDKV_AZURE_CONNECTION).</summary>

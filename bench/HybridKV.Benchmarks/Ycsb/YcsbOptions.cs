@@ -42,6 +42,9 @@ public sealed record YcsbOptions(
     /// off, as FASTER ships and as its own benchmark runs).</summary>
     public bool PeerCopyReads { get; init; }
 
+    /// <summary>HybridKV's own log lines at or above this level go to the console (<c>--store-log</c>; null: none).</summary>
+    public Microsoft.Extensions.Logging.LogLevel? StoreLog { get; init; }
+
     /// <summary>
     /// Whether the peers' files go through the operating system's page cache (<c>--peer-page-cache</c>): on (the
     /// default), each peer as it ships (FASTER's own device, RocksDB's buffered reads); off, FASTER on HybridKV's
@@ -107,6 +110,8 @@ public sealed record YcsbOptions(
                                   (StoreSettings.CopyHotReadsToTail; default on, as the library ships)
           --peer-copy-reads on|off FASTER copies every record read from the device to the tail (its ReadCopyOptions
                                   Device to MainLog; default off, as FASTER ships)
+          --store-log LEVEL       HybridKV's own log lines (checkpoint phases, compactions) at or above LEVEL
+                                  (Trace, Debug, Information, Warning, Error) to the console (default: none)
           --device file|azure     HybridKV's log device: file (default), or azure: page blobs in a new container, through
                                   the connection string in HYBRIDKV_AZURE_CONNECTION (Azurite's, for a local measure)
           --dir DIR               files of the device and checkpoints (default BenchmarkDotNet.Artifacts/ycsb/data)
@@ -134,7 +139,7 @@ public sealed record YcsbOptions(
             "--store", "--profile", "--keys", "--dist", "--mix", "--value-bytes", "--threads", "--seconds",
             "--iterations", "--memory-mb", "--checkpoint-every", "--checkpoint-mode", "--index-buckets", "--read-batch", "--prefetch", "--dir", "--out",
             "--scenario", "--peer-page-cache", "--read-cache-mb", "--log-size-limit-ratio", "--device",
-            "--copy-hot-reads", "--peer-copy-reads",
+            "--copy-hot-reads", "--peer-copy-reads", "--store-log",
         ];
         foreach (string name in values.Keys.Where(name => !known.Contains(name)))
         {
@@ -236,6 +241,11 @@ public sealed record YcsbOptions(
             PeerPageCache = OnOff("--peer-page-cache", Text("--peer-page-cache"), true),
             CopyHotReads = OnOff("--copy-hot-reads", Text("--copy-hot-reads"), true),
             PeerCopyReads = OnOff("--peer-copy-reads", Text("--peer-copy-reads"), false),
+            StoreLog = Text("--store-log") is { } level
+                ? Enum.TryParse(level, ignoreCase: true, out Microsoft.Extensions.Logging.LogLevel parsed) && parsed != Microsoft.Extensions.Logging.LogLevel.None
+                    ? parsed
+                    : throw new ArgumentException($"--store-log '{level}' must be Trace, Debug, Information, Warning or Error.", nameof(args))
+                : null,
             Device = Text("--device") switch
             {
                 null or "file" => "file",

@@ -62,6 +62,7 @@ internal sealed class YcsbStoreRun : IDisposable
             ReadCacheMb = options.ReadCacheMb,
             CopyHotReads = options.CopyHotReads,
             PeerCopyReads = options.PeerCopyReads,
+            StoreLog = options.StoreLog,
             Device = options.Device,
             AzureContainer = $"ycsb-{Guid.NewGuid():N}",
             // Disk follows the live data by whole segments: a sixteenth of the live data, from one page to 1 GiB.

@@ -54,7 +54,7 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
         _identity = identity;
         _index = new IndexCapture(engine.Log, engine.Epoch, () => engine.Index);
         _foldOver = new FoldOverCapture(engine.Log);
-        _snapshot = new SnapshotCapture(engine.Log, device, engine.Epoch, engine.MaintenanceEntry);
+        _snapshot = new SnapshotCapture(engine.Log, device, engine.Epoch, engine.MaintenanceEntry, engine.Snapshot);
         _modeChoice = new CheckpointModeChoice(() => engine.BytesReadByOperations, engine.Log);
         _retention = new CheckpointRetention(catalog, device, checkpointsToKeep, identity.LogId, CheckpointMetadata.JsonOptions,
             logger);
@@ -176,6 +176,8 @@ internal sealed class CheckpointStateMachine<TKey, TValue, TInput, TOutput, TCon
             // PREPARE: sessions still run as v. Once all have seen it, IN-PROGRESS: each crosses its CPR point at its
             // next operation (or when it meets a v + 1 record). Once all have seen that, no operation of v is left.
             await AdvanceAsync(writer.Token, new SystemState(CprPhase.Prepare, version)).ConfigureAwait(false);
+            // No session sees the last commit's WAIT-FLUSH any more, so none goes by how far its snapshot got.
+            _engine.Snapshot.Reset();
             await AdvanceAsync(writer.Token, new SystemState(CprPhase.InProgress, version)).ConfigureAwait(false);
 
             var phase = Stopwatch.StartNew();

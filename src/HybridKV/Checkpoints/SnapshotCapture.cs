@@ -7,36 +7,86 @@ namespace HybridKV.Checkpoints;
 /// <summary>
 /// Snapshot (CPR App. D): the log device already holds (or is being sent) everything below the safe read-only
 /// offset; the pages from there to the final address are copied into the checkpoint's snapshot part, so that in-place
-/// updates go on in memory.
+/// updates go on in memory. Pages are copied into a few staging buffers and written from there, and each copied page
+/// is handed back to in-place updates at once (<see cref="SnapshotProgress"/>): updates copy a record to the tail only
+/// while its page waits for the copy, not while the part is written.
 /// </summary>
 /// <param name="log">The log to copy from.</param>
 /// <param name="device">The log device, for pages evicted while the copy runs.</param>
 /// <param name="epoch">The store's epoch framework.</param>
 /// <param name="epochEntry">The store's maintenance row, protecting each frame while it is copied.</param>
-internal sealed class SnapshotCapture(HybridLog log, StorageDevice device, LightEpoch epoch, int epochEntry) : LogCapture
+/// <param name="progress">Where the copy has got to, for updates to go by.</param>
+internal sealed class SnapshotCapture(HybridLog log, StorageDevice device, LightEpoch epoch, int epochEntry,
+    SnapshotProgress progress) : LogCapture
 {
+    /// <summary>
+    /// The staging buffers' budget, an eighth of the log's memory up to 32 MiB, at least two pages (one copied while
+    /// another is written): the copy runs this far ahead of the part's writes (a memory copy, against a write through
+    /// the checkpoint store), so pages up to this much hand their records back to in-place updates at memory speed,
+    /// and what lies beyond waits for the writes.
+    /// </summary>
+    private int StagingPages(long pagesToCopy) =>
+        (int)Math.Clamp(Math.Min(32L << 20, (long)log.BufferPages * log.PageSize / 8) / log.PageSize, 2,
+            Math.Max(2, pagesToCopy));
+
     public override async Task<long> CaptureAsync(CheckpointWriter writer, long finalAddress)
     {
         int pageSize = log.PageSize;
         long snapshotStart = Math.Min(log.SafeReadOnlyAddress, finalAddress) & ~(long)(pageSize - 1);
         await log.WaitForFlushAsync(snapshotStart, CancellationToken.None).ConfigureAwait(false);
-        using var buffer = new AlignedBuffer(pageSize, device.SectorSize);
-        // Only the copy must finish before updates go on in place; the state machine makes the part durable after.
-        await writer.WritePartBytesAsync(CheckpointMetadata.SnapshotPart, async (stream, token) =>
+        var staging = new AlignedBuffer[StagingPages((finalAddress - snapshotStart + pageSize - 1) / pageSize)];
+        var written = new Task[staging.Length];
+        Array.Fill(written, Task.CompletedTask);
+        Task lastWrite = Task.CompletedTask;
+        try
         {
-            for (long page = snapshotStart; page < finalAddress; page += pageSize)
+            // Only the copy must finish before updates go on in place; the state machine makes the part durable after.
+            await writer.WritePartBytesAsync(CheckpointMetadata.SnapshotPart, async (stream, token) =>
             {
-                int length = (int)Math.Min(pageSize, finalAddress - page);
-                if (!CopyFromMemory(page, buffer.Memory.Span[..length]))
+                int next = 0;
+                for (long page = snapshotStart; page < finalAddress; page += pageSize)
                 {
-                    // Evicted since: below the head, so on the device, and records of the version do not change any more.
-                    await device.ReadAsync(page, buffer.Memory[..pageSize], token).ConfigureAwait(false);
+                    // The buffer's last write is done (writes go in order, so every one before it is too).
+                    await written[next].ConfigureAwait(false);
+                    AlignedBuffer buffer = staging[next] ??= new AlignedBuffer(pageSize, device.SectorSize);
+                    int length = (int)Math.Min(pageSize, finalAddress - page);
+                    if (!CopyFromMemory(page, buffer.Memory.Span[..length]))
+                    {
+                        // Evicted since: below the head, so on the device, and records of the version do not change any more.
+                        await device.ReadAsync(page, buffer.Memory[..pageSize], token).ConfigureAwait(false);
+                    }
+
+                    progress.Advance(page + length);
+                    lastWrite = written[next] = WriteAfterAsync(lastWrite, stream, buffer.Memory[..length], token);
+                    next = (next + 1) % staging.Length;
                 }
 
-                await stream.WriteAsync(buffer.Memory[..length], token).ConfigureAwait(false);
+                await lastWrite.ConfigureAwait(false);
+            }, CancellationToken.None).ConfigureAwait(false);
+        }
+        finally
+        {
+            // No write may still read a buffer that is freed.
+            await lastWrite.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            foreach (AlignedBuffer? buffer in staging)
+            {
+                ((IDisposable?)buffer)?.Dispose();
             }
-        }, CancellationToken.None).ConfigureAwait(false);
+
+            // REST, next, lets every session update in place, also after a failed copy: no copy of a record decided
+            // before may still be running then.
+            await progress.AdvanceAsync(finalAddress).ConfigureAwait(false);
+        }
+
         return snapshotStart;
+    }
+
+    /// <summary>The part's stream takes one write at a time, in address order.</summary>
+    private static async Task WriteAfterAsync(Task previous, Stream stream, ReadOnlyMemory<byte> bytes,
+        CancellationToken cancellationToken)
+    {
+        await previous.ConfigureAwait(false);
+        await stream.WriteAsync(bytes, cancellationToken).ConfigureAwait(false);
     }
 
     private bool CopyFromMemory(long address, Span<byte> destination)

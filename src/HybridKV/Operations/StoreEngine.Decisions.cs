@@ -1,4 +1,5 @@
 using System.Runtime.CompilerServices;
+using HybridKV.Checkpoints;
 using HybridKV.Log;
 
 namespace HybridKV.Operations;
@@ -71,6 +72,17 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
         // A record of the version being committed: changing it in place would put a later operation into the commit.
         // While a session may still run as that version it may be changing the record in place right now, so a copy
         // would lose that update; the coarse-grained shift of CPR App. C waits instead of latching the bucket.
-        return session.State.OlderVersionMayRun ? UpdateDecision.Wait : UpdateDecision.CopyToTail;
+        if (session.State.OlderVersionMayRun)
+        {
+            return UpdateDecision.Wait;
+        }
+
+        // Once a snapshot has copied the record's page, the commit has what it needs of it (CPR App. D).
+        return Snapshot.Of(address) switch
+        {
+            SnapshotProgress.Standing.Copied => DecideByRegion(region),
+            SnapshotProgress.Standing.Copying => UpdateDecision.Wait,
+            _ => UpdateDecision.CopyToTail,
+        };
     }
 }

@@ -68,6 +68,7 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             settings.IndexGrowthOverflowPercent, logger);
         Index = new HashIndex(settings.IndexBuckets);
         Index.EnableGrowth(Growth);
+        Snapshot = new SnapshotProgress(Epoch);
         Log = new HybridLog(Epoch, settings.PageSizeBits, settings.BufferPages, settings.MutablePages, device, logger,
             RecordFormat<TKey, TValue>.Instance);
         ReadCache = settings.ReadCacheBytes > 0
@@ -89,6 +90,9 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     public Caching.ReadCache? ReadCache { get; }
 
     public LightEpoch Epoch { get; }
+
+    /// <summary>How far the running snapshot has copied the log; updates of records it copied go back in place.</summary>
+    public SnapshotProgress Snapshot { get; }
 
     /// <summary>The clock expiry is decided by.</summary>
     public TimeProvider Clock => _settings.TimeProvider;
