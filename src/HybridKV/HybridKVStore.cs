@@ -52,6 +52,7 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     private readonly CancellationTokenSource _stopping = new();
     private Task _periodicCheckpoints = Task.CompletedTask;
     private int _periodicStarted;
+    private long _periodicTicksSkipped;
     private volatile Compaction.MemoryCompactor? _memoryCompactor;
     private readonly Compaction.LogCompaction<TKey, TValue, TInput, TOutput, TContext, TFunctions>? _logCompaction;
     private int _logCompactionStarted;
@@ -391,6 +392,9 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
     /// <summary>Whether periodic checkpoints have started (tests).</summary>
     internal bool PeriodicCheckpointsStarted => Volatile.Read(ref _periodicStarted) != 0;
 
+    /// <summary>Ticks of the periodic checkpoints' timer that found nothing to commit.</summary>
+    internal long PeriodicTicksSkipped => Interlocked.Read(ref _periodicTicksSkipped);
+
     internal bool IsDisposed => Volatile.Read(ref _disposed) != 0;
 
     /// <summary>Where the store and its sessions log.</summary>
@@ -661,6 +665,14 @@ public sealed class HybridKVStore<TKey, TValue, TInput, TOutput, TContext, TFunc
         {
             while (await timer.WaitForNextTickAsync(stopping).ConfigureAwait(false))
             {
+                if (!HasUncommittedOperations)
+                {
+                    // An idle store: a checkpoint would commit what the last one did (a snapshot would copy the whole
+                    // mutable region again for nothing).
+                    Interlocked.Increment(ref _periodicTicksSkipped);
+                    continue;
+                }
+
                 CheckpointKind kind = taken % Settings.IndexCheckpointEvery == 0
                     ? CheckpointKind.Full
                     : CheckpointKind.LogOnly;

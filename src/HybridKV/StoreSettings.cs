@@ -210,7 +210,9 @@ public sealed record StoreSettings
 
     /// <summary>
     /// Takes a checkpoint this often in the background (<see langword="null"/>, the default, for never): log-only, with
-    /// a full one first and then every <see cref="IndexCheckpointEvery"/> checkpoints. At least one millisecond.
+    /// a full one first and then every <see cref="IndexCheckpointEvery"/> checkpoints. A tick that finds nothing a
+    /// checkpoint would make more durable (<see cref="HybridKVStore{TKey, TValue, TInput, TOutput, TContext, TFunctions}.HasUncommittedOperations"/>
+    /// false: no operation since the last commit) takes none, so an idle store writes nothing. At least one millisecond.
     /// </summary>
     public TimeSpan? CheckpointInterval { get; init; }
 

@@ -251,6 +251,30 @@ public sealed class CommitPointTests : IDisposable
         Assert.Equal(42, reader.ReadNow(1).Value);
     }
 
+    [Fact]
+    public async Task Periodic_checkpoints_skip_the_ticks_of_an_idle_store_and_resume_with_its_next_operation()
+    {
+        string directory = _directory.NewSubdirectory();
+        StoreSettings settings = StoreOnDevice.Settings(directory) with { CheckpointInterval = TimeSpan.FromMilliseconds(5) };
+        using var store = StoreOnDevice.Create(settings);
+        using var session = store.NewSession();
+        session.Upsert(1, 42);
+        await session.WaitForCommitAsync(1).WaitAsync(TimeSpan.FromSeconds(30));
+        long committed = Committed(store);
+        long skipped = store.PeriodicTicksSkipped;
+
+        // Nothing issued since: each tick finds everything durable, and no checkpoint copies the log again.
+        Assert.True(SpinWait.SpinUntil(() => store.PeriodicTicksSkipped >= skipped + 3, TimeSpan.FromSeconds(30)));
+        Assert.Equal(committed, Committed(store));
+
+        session.Upsert(2, 43);
+        await session.WaitForCommitAsync(2).WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.True(Committed(store) > committed);
+    }
+
+    private static long Committed(HybridKVStore<long, long, long, long, CountContext?, CountFunctions> store) =>
+        store.CheckpointsCommitted!.FoldOvers + store.CheckpointsCommitted.Snapshots;
+
     /// <summary>Long keys, Guid values: a record layout other than the count store's.</summary>
     private struct GuidFunctions : IFunctions<long, Guid, long, long, CountContext?>
     {
