@@ -123,6 +123,8 @@ public static class FasterYcsbStore
 
         public long CheckpointsCommitted => _checkpoints?.Committed ?? 0;
 
+        public void Settle() => _checkpoints?.Settle();
+
         public string Name { get; }
 
         private int MemoryBits { get; }
@@ -150,7 +152,7 @@ public static class FasterYcsbStore
                 session.CompletePending(wait: true);
             });
 
-        public IYcsbWorker CreateWorker() => new Worker(NewSession());
+        public IYcsbWorker CreateWorker() => new Worker(NewSession(), _checkpoints);
 
         public bool TryReadCounter(long key, out long counter)
         {
@@ -194,13 +196,14 @@ public static class FasterYcsbStore
             }
         }
 
-        private sealed class Worker(ClientSession<long, TValue, long, long, FasterEmpty, Functions<TValue>> session)
-            : IYcsbWorker
+        private sealed class Worker(ClientSession<long, TValue, long, long, FasterEmpty, Functions<TValue>> session,
+            PeriodicCheckpoints? checkpoints) : IYcsbWorker
         {
             private long _issuedPending;
 
             public long Run(YcsbStreams streams, int start, int count)
             {
+                checkpoints?.Touch();
                 long[] keys = streams.Keys;
                 YcsbOperation[] operations = streams.Operations;
                 long checksum = 0;

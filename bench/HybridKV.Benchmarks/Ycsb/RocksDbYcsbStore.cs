@@ -113,6 +113,7 @@ public static class RocksDbYcsbStore
         /// </summary>
         public void Settle()
         {
+            _checkpoints?.Settle();
             var clock = System.Diagnostics.Stopwatch.StartNew();
             while (clock.Elapsed < TimeSpan.FromMinutes(1) &&
                    (Property("rocksdb.num-running-compactions") > 0 || Property("rocksdb.num-running-flushes") > 0 ||
@@ -175,6 +176,7 @@ public static class RocksDbYcsbStore
 
             public long Run(YcsbStreams streams, int start, int count)
             {
+                store._checkpoints?.Touch();
                 long[] keys = streams.Keys;
                 YcsbOperation[] operations = streams.Operations;
                 RocksDb db = store._db;

@@ -87,18 +87,21 @@ public static class YcsbRunner
 
                         if (options.Scenario == "checkpoint-soak")
                         {
-                            // Each store without and then with periodic checkpoints (issues 19 and 26).
+                            // Each store without and with periodic checkpoints, the two open side by side and their
+                            // iterations alternated (issues 19 and 26): one after the other, the same build's ratio
+                            // ran from 0.60 to 1.11 on this machine as its speed drifted between the two runs.
                             foreach (string store in options.Stores)
                             {
-                                results.Add(RunStore(options with { CheckpointEverySeconds = null }, store, mix,
-                                    distribution, valueBytes, threads, streams));
-                                results.Add(RunStore(options, store, mix, distribution, valueBytes, threads, streams));
+                                results.AddRange(RunStoresSideBySide(
+                                    [(options with { CheckpointEverySeconds = null }, store), (options, store)],
+                                    mix, distribution, valueBytes, threads, streams));
                             }
 
                             continue;
                         }
 
-                        results.AddRange(RunStoresSideBySide(options, mix, distribution, valueBytes, threads, streams));
+                        results.AddRange(RunStoresSideBySide([.. options.Stores.Select(store => (options, store))],
+                            mix, distribution, valueBytes, threads, streams));
                     }
                 }
             }
@@ -119,31 +122,18 @@ public static class YcsbRunner
         return new ProbeResult(distribution, valueBytes, threads, probe.Bytes, independent, dependent);
     }
 
-    private static YcsbResult RunStore(YcsbOptions options, string storeName, YcsbMix mix, string distribution,
-        int valueBytes, int threads, YcsbStreams[] streams, bool? compaction = null)
-    {
-        using var run = new YcsbStoreRun(options, storeName, mix, distribution, valueBytes, threads, streams, compaction);
-        run.WarmUp();
-        for (int iteration = 1; iteration <= options.Iterations; iteration++)
-        {
-            run.Iterate(iteration);
-        }
-
-        return run.Finish();
-    }
-
     /// <summary>
     /// Every store of the run open at once, their iterations alternated store by store, so that a machine whose speed
     /// drifts within minutes (this one's: 2x between runs a few seconds apart) slows every store alike, and the ratios
     /// between them compare iterations measured side by side rather than one store's minute with another's.
     /// </summary>
-    private static List<YcsbResult> RunStoresSideBySide(YcsbOptions options, YcsbMix mix, string distribution,
-        int valueBytes, int threads, YcsbStreams[] streams)
+    private static List<YcsbResult> RunStoresSideBySide(IReadOnlyList<(YcsbOptions Options, string Store)> stores,
+        YcsbMix mix, string distribution, int valueBytes, int threads, YcsbStreams[] streams)
     {
         var runs = new List<YcsbStoreRun>();
         try
         {
-            foreach (string store in options.Stores)
+            foreach ((YcsbOptions options, string store) in stores)
             {
                 runs.Add(new YcsbStoreRun(options, store, mix, distribution, valueBytes, threads, streams, compaction: null));
             }
@@ -162,9 +152,10 @@ public static class YcsbRunner
                 run.Settle();
             }
 
-            for (int iteration = 1; iteration <= options.Iterations; iteration++)
+            for (int iteration = 1; iteration <= stores[0].Options.Iterations; iteration++)
             {
-                foreach (YcsbStoreRun run in runs)
+                // In turn first, so that no store always runs right after another.
+                foreach (YcsbStoreRun run in iteration % 2 == 1 ? runs : Enumerable.Reverse(runs))
                 {
                     run.Iterate(iteration);
                     run.Settle();

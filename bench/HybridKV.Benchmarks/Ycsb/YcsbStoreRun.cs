@@ -4,8 +4,8 @@ namespace HybridKV.Benchmarks.Ycsb;
 
 /// <summary>
 /// One store under one workload: created and loaded, warmed up, measured an iteration at a time, then verified.
-/// Runs side by side with the other stores of its workload, their iterations alternated (the checkpoint-soak scenario
-/// still runs its stores one after another).
+/// Runs side by side with the other stores of its workload (or, in the checkpoint-soak scenario, with the same store
+/// without checkpoints), their iterations alternated.
 /// </summary>
 internal sealed class YcsbStoreRun : IDisposable
 {
@@ -51,8 +51,10 @@ internal sealed class YcsbStoreRun : IDisposable
             // The soak runs larger than memory unless told otherwise: updates append, and the log grows.
             options.MemoryMb ?? (compaction is null ? null
                 : (long)System.Numerics.BitOperations.RoundUpToPowerOf2((ulong)Math.Max(8, (_liveBytes / 4) >> 20))),
-            // The soak's two stores are open at once.
-            Path.Combine(options.Directory, compaction is false ? storeName + "-without-compaction" : storeName),
+            // The soak's and the checkpoint soak's two stores are open at once.
+            Path.Combine(options.Directory, compaction is false ? storeName + "-without-compaction"
+                : options.Scenario == "checkpoint-soak" && options.CheckpointEverySeconds is null ? storeName + "-without-checkpoints"
+                : storeName),
             options.CheckpointEverySeconds is { } every ? TimeSpan.FromSeconds(every) : null, options.CheckpointMode)
         {
             LogCompactionRatio = compaction is false ? 0 : null,
