@@ -7,18 +7,19 @@ namespace HybridKV.Checkpoints;
 /// <summary>
 /// How far a snapshot has copied the log (CPR App. D), so that updates go back in place page by page as the copy
 /// passes, not only when it ends. Two offsets, as the read-only and safe read-only offsets of FASTER §5.2: below
-/// <see cref="_copied"/> a record of the committed version is in the snapshot; below <see cref="_safeCopied"/>, set
-/// an epoch later, no update that saw the record still uncopied (and so copies it to the tail) can be running, and it
-/// may change in place. Between the two an update waits, or the copy could lose it (FASTER §6.2's lost update, in the
-/// other direction).
+/// <see cref="Run.Copied"/> a record of the committed version is in the snapshot; below <see cref="Run.SafeCopied"/>,
+/// set an epoch later, no update that saw the record still uncopied (and so copies it to the tail) can be running, and
+/// it may change in place. Between the two an update waits, or the copy could lose it (FASTER §6.2's lost update, in
+/// the other direction).
 /// </summary>
 internal sealed class SnapshotProgress(LightEpoch epoch)
 {
     private static readonly Action<object?, long> s_publishSafe =
-        static (progress, address) => Monotonic.TryRaise(ref ((SnapshotProgress)progress!)._safeCopied, address);
+        static (run, address) => Monotonic.TryRaise(ref ((Run)run!).SafeCopied, address);
 
-    private long _copied;
-    private long _safeCopied;
+    // A fresh run per commit: an epoch action of the last snapshot that runs late raises that run's offset, never this
+    // one's.
+    private Run _run = new();
 
     /// <summary>Where a record of the committed version stands against the copy.</summary>
     public enum Standing
@@ -34,26 +35,26 @@ internal sealed class SnapshotProgress(LightEpoch epoch)
     }
 
     [MethodImpl(MethodImplOptions.AggressiveInlining)]
-    public Standing Of(long address) =>
-        address < Volatile.Read(ref _safeCopied) ? Standing.Copied
-        : address < Volatile.Read(ref _copied) ? Standing.Copying
-        : Standing.NotCopied;
+    public Standing Of(long address)
+    {
+        Run run = Volatile.Read(ref _run);
+        return address < Volatile.Read(ref run.SafeCopied) ? Standing.Copied
+            : address < Volatile.Read(ref run.Copied) ? Standing.Copying
+            : Standing.NotCopied;
+    }
 
     /// <summary>
     /// Forgets the last snapshot's progress. Only while no session can still see that snapshot's capture (once every
     /// session has seen the next commit's PREPARE), since to a session still seeing it this makes records uncopied.
     /// </summary>
-    public void Reset()
-    {
-        Volatile.Write(ref _safeCopied, 0);
-        Volatile.Write(ref _copied, 0);
-    }
+    public void Reset() => Volatile.Write(ref _run, new Run());
 
     /// <summary>Everything below <paramref name="address"/> is in the snapshot.</summary>
     public void Advance(long address)
     {
-        Volatile.Write(ref _copied, address);
-        epoch.BumpCurrentEpoch(s_publishSafe, this, address);
+        Run run = Volatile.Read(ref _run);
+        Volatile.Write(ref run.Copied, address);
+        epoch.BumpCurrentEpoch(s_publishSafe, run, address);
     }
 
     /// <summary>
@@ -62,13 +63,20 @@ internal sealed class SnapshotProgress(LightEpoch epoch)
     /// </summary>
     public Task AdvanceAsync(long address)
     {
+        Run run = Volatile.Read(ref _run);
         var safe = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        Volatile.Write(ref _copied, address);
+        Volatile.Write(ref run.Copied, address);
         epoch.BumpCurrentEpoch(() =>
         {
-            Monotonic.TryRaise(ref _safeCopied, address);
+            Monotonic.TryRaise(ref run.SafeCopied, address);
             safe.TrySetResult();
         });
         return safe.Task;
+    }
+
+    private sealed class Run
+    {
+        public long Copied;
+        public long SafeCopied;
     }
 }

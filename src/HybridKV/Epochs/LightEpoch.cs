@@ -144,6 +144,14 @@ internal sealed partial class LightEpoch : IDisposable
         }
     }
 
+    /// <summary>The epoch the participant holding <paramref name="entry"/> last protected or refreshed at (or
+    /// 0 while unprotected): a change tells it that it was refreshed.</summary>
+    public long LocalEpochOf(int entry)
+    {
+        CheckEntry(entry);
+        return Volatile.Read(ref _table[entry].LocalEpoch);
+    }
+
     /// <summary>Whether the participant holding <paramref name="entry"/> is inside protected code.</summary>
     public bool IsProtected(int entry)
     {

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using System.Runtime.CompilerServices;
+using HybridKV.Checkpoints;
 using HybridKV.Index;
 using HybridKV.Log;
 using HybridKV.Utilities;
@@ -89,7 +90,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
     /// <see cref="OperationStatus.CrossVersion"/> when the global CPR state moved while the allocation waited for a
     /// page turn: the wait refreshed this thread's epoch, so a checkpoint may have moved past the phase this operation
     /// decided in (and even crossed the session's CPR point on its behalf). The reserved record is then left invalid
-    /// and the operation starts over with a fresh view. Also <see cref="OperationStatus.CrossVersion"/>, before
+    /// and the operation starts over with a fresh view; likewise while a snapshot copies the log, if the wait refreshed
+    /// this thread at all (a copy decided before may no longer be safe). Also <see cref="OperationStatus.CrossVersion"/>, before
     /// anything is allocated, when <paramref name="slot"/> was found while the index prepared a resize: its entry
     /// cannot be swung, and the session moves its epoch on before it starts over (FASTER appendix B).
     /// </returns>
@@ -105,6 +107,10 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             return OperationStatus.CrossVersion;
         }
 
+        // While a snapshot copies, a copy decided on a record not yet copied is safe only while this thread's epoch
+        // holds back the offset below which updates go in place again (SnapshotProgress); a wait for a page turn
+        // refreshes it.
+        long epochBefore = session.State.Phase == CprPhase.WaitFlush ? Epoch.LocalEpochOf(session.EpochEntry) : 0;
         long previousAddress = slot.Address;
         bool expiring = ExpiryTime.IsTime(expiry);
         int size = LogRecord<TKey, TValue>.IsVariable ? CheckedRecordSize(in key, valueLength, expiring)
@@ -134,7 +140,8 @@ internal sealed partial class StoreEngine<TKey, TValue, TInput, TOutput, TContex
             record.ExpiresAt = expiry;
         }
 
-        if (Volatile.Read(ref _systemState) != session.State.Word)
+        if (Volatile.Read(ref _systemState) != session.State.Word
+            || (epochBefore != 0 && Epoch.LocalEpochOf(session.EpochEntry) != epochBefore))
         {
             record.Header.SetInvalid();
             return OperationStatus.CrossVersion;
