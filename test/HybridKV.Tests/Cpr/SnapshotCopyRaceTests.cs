@@ -1,5 +1,6 @@
 using HybridKV.Checkpoints;
 using HybridKV.Devices;
+using HybridKV.Sessions;
 using HybridKV.Tests.LargerThanMemory;
 using HybridKV.Tests.Support;
 
@@ -23,15 +24,11 @@ public sealed class SnapshotCopyRaceTests
         using var device = new MemoryDevice(512, 1L << 16);
         var writes = new TaskCompletionSource();
         var checkpoints = new GatedCheckpointStore(new MemoryCheckpointStore()) { HoldSnapshotWrites = writes.Task };
-        StoreSettings settings = StoreOnDevice.Settings(device: device) with { CheckpointStore = checkpoints };
+        StoreSettings settings = SettingsWith(device, checkpoints);
         using var store = new HybridKVStore<long, long, long, long, Empty, HeldCopyFunctions>(settings);
         using var copying = store.NewSession();
         using var updating = store.NewSession();
-        // Five pages of records, in the mutable region: at rest every update of them is in place.
-        for (long k = 0; k < 640; k++)
-        {
-            copying.Upsert(k, 0);
-        }
+        FillFivePages(copying);
 
         Task<Guid> checkpoint = store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.Snapshot);
         var held = HeldCopyFunctions.Hold();
@@ -75,14 +72,11 @@ public sealed class SnapshotCopyRaceTests
         using var device = new MemoryDevice(512, 1L << 16);
         var writes = new TaskCompletionSource();
         var checkpoints = new GatedCheckpointStore(new MemoryCheckpointStore()) { HoldSnapshotWrites = writes.Task };
-        StoreSettings settings = StoreOnDevice.Settings(device: device) with { CheckpointStore = checkpoints };
+        StoreSettings settings = SettingsWith(device, checkpoints);
         using (var store = new HybridKVStore<long, long, long, long, Empty, HeldCopyFunctions>(settings))
         using (var session = store.NewSession())
         {
-            for (long k = 0; k < 640; k++)
-            {
-                session.Upsert(k, 0);
-            }
+            FillFivePages(session);
 
             Task<Guid> checkpoint = store.TakeCheckpointAsync(CheckpointKind.Full, CheckpointMode.Snapshot);
             try
@@ -124,6 +118,19 @@ public sealed class SnapshotCopyRaceTests
         using var reader = recovered.NewSession();
         Assert.Equal((Status.Ok, 0L), reader.ReadNow(1));
         Assert.Equal((Status.Ok, 0L), reader.ReadNow(Key));
+    }
+
+    /// <summary>16 pages of 4 KiB in memory, 8 mutable: the snapshot stages two pages ahead of a held write.</summary>
+    private static StoreSettings SettingsWith(MemoryDevice device, GatedCheckpointStore checkpoints) =>
+        StoreOnDevice.Settings(device: device) with { CheckpointStore = checkpoints };
+
+    /// <summary>Five pages of records, in the mutable region: at rest every update of them is in place.</summary>
+    private static void FillFivePages(Session<long, long, long, long, Empty, HeldCopyFunctions> session)
+    {
+        for (long k = 0; k < 640; k++)
+        {
+            session.Upsert(k, 0);
+        }
     }
 
     private static bool CopiedEverything(HybridKVStore<long, long, long, long, Empty, HeldCopyFunctions> store) =>
