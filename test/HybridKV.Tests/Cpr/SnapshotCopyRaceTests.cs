@@ -59,6 +59,8 @@ public sealed class SnapshotCopyRaceTests
         {
             writes.TrySetResult();
             held.Release();
+            // A hold no copy took (the test failed before) must not stop a later test's copy.
+            HeldCopyFunctions.Unhold();
         }
 
         long value = 0;
@@ -143,6 +145,8 @@ public sealed class SnapshotCopyRaceTests
         private static Gate? s_gate;
 
         public static Gate Hold() => s_gate = new Gate();
+
+        public static void Unhold() => s_gate = null;
 
         public long GetHashCode64(in long key) => KeyHashing.HashBytes(in key);
 
