@@ -1,5 +1,4 @@
-using System.Buffers.Binary;
-using System.Numerics;
+using System.Runtime.InteropServices;
 
 namespace HybridKV.Checkpoints;
 
@@ -10,22 +9,8 @@ namespace HybridKV.Checkpoints;
 public static class Crc32C
 {
     /// <summary>Extends <paramref name="crc"/> (start from 0) over <paramref name="data"/>.</summary>
-    public static uint Append(uint crc, ReadOnlySpan<byte> data)
-    {
-        uint state = ~crc;
-        while (data.Length >= sizeof(ulong))
-        {
-            state = BitOperations.Crc32C(state, BinaryPrimitives.ReadUInt64LittleEndian(data));
-            data = data[sizeof(ulong)..];
-        }
-
-        foreach (byte b in data)
-        {
-            state = BitOperations.Crc32C(state, b);
-        }
-
-        return ~state;
-    }
+    public static uint Append(uint crc, ReadOnlySpan<byte> data) =>
+        ~Utilities.Crc32CRegister.Extend(~crc, ref MemoryMarshal.GetReference(data), data.Length);
 
     /// <summary>The CRC-32C of <paramref name="data"/>.</summary>
     public static uint Compute(ReadOnlySpan<byte> data) => Append(0, data);

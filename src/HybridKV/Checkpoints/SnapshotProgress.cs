@@ -15,7 +15,7 @@ namespace HybridKV.Checkpoints;
 internal sealed class SnapshotProgress(LightEpoch epoch)
 {
     private static readonly Action<object?, long> s_publishSafe =
-        static (run, address) => Monotonic.TryRaise(ref ((Run)run!).SafeCopied, address);
+        static (run, address) => ((Run)run!).PublishSafe(address);
 
     // A fresh run per commit: an epoch action of the last snapshot that runs late raises that run's offset, never this
     // one's.
@@ -68,7 +68,7 @@ internal sealed class SnapshotProgress(LightEpoch epoch)
         Volatile.Write(ref run.Copied, address);
         epoch.BumpCurrentEpoch(() =>
         {
-            Monotonic.TryRaise(ref run.SafeCopied, address);
+            run.PublishSafe(address);
             safe.TrySetResult();
         });
         return safe.Task;
@@ -78,5 +78,7 @@ internal sealed class SnapshotProgress(LightEpoch epoch)
     {
         public long Copied;
         public long SafeCopied;
+
+        public void PublishSafe(long address) => Monotonic.TryRaise(ref SafeCopied, address);
     }
 }

@@ -345,25 +345,8 @@ internal readonly unsafe partial struct LogRecord<TKey, TValue>
         // a record of 8-byte key and value) was an eighth of the compaction's samples, which checks every record it
         // reads.
         uint crc = System.Numerics.BitOperations.Crc32C(uint.MaxValue, (ulong)seed);
-        byte* next = _start + sizeof(RecordHeader);
-        int left = BaseSize - sizeof(RecordHeader) - sizeof(uint);
-        for (; left >= sizeof(ulong); left -= sizeof(ulong), next += sizeof(ulong))
-        {
-            crc = System.Numerics.BitOperations.Crc32C(crc, Unsafe.ReadUnaligned<ulong>(next));
-        }
-
-        if (left >= sizeof(uint))
-        {
-            crc = System.Numerics.BitOperations.Crc32C(crc, Unsafe.ReadUnaligned<uint>(next));
-            left -= sizeof(uint);
-            next += sizeof(uint);
-        }
-
-        for (; left > 0; left--, next++)
-        {
-            crc = System.Numerics.BitOperations.Crc32C(crc, *next);
-        }
-
+        crc = Utilities.Crc32CRegister.Extend(crc, ref *(_start + sizeof(RecordHeader)),
+            BaseSize - sizeof(RecordHeader) - sizeof(uint));
         return ~crc;
     }
 
